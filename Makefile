@@ -1,0 +1,45 @@
+# Everything installs into .venv on first use; each target works on a fresh clone.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+DEMO   := .demo
+
+.PHONY: install test demo bench lint format clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP)
+	@mkdir -p $(DEMO)
+	@echo "== flatten this repository (cloned through git, --kind auto) =="
+	$(BIN)/docs-flatten flatten --repo . --kind auto -o $(DEMO)/corpus.jsonl --report $(DEMO)/report.json
+	@echo
+	@echo "== the first records (title, source, lines) =="
+	@$(BIN)/python -c "import json,itertools; [print(f\"{r['id']:<42} {r['title'][:48]:<48} L{r.get('startLine')}-{r.get('endLine')}\") for r in map(json.loads, itertools.islice(open('$(DEMO)/corpus.jsonl'), 12))]"
+	@echo
+	@echo "== the realistic docs tree in fixtures/, as LangChain documents =="
+	$(BIN)/docs-flatten flatten --root fixtures/docs-tree --format langchain -o $(DEMO)/docs-tree.langchain.jsonl
+	@head -c 600 $(DEMO)/docs-tree.langchain.jsonl; echo " ..."
+
+bench: $(STAMP)
+	$(BIN)/python tests/bench/run.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) $(DEMO) .bench .pytest_cache .ruff_cache .hypothesis

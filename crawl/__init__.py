@@ -1,0 +1,1 @@
+"""Bounded same-host crawling of HTML documentation sites, and HTML to markdown."""

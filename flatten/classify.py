@@ -1,0 +1,191 @@
+"""Classify a path: which slicer format, kind and language it has, or why it is skipped.
+
+Path rules only; what the bytes say (binary, LFS pointer, minified) is `flatten.content`'s job.
+Binary files are recognised by content, except for a short list of extensions that are never
+text: guessing binary from an extension alone once made a tool skip every `.ts` file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+KINDS = ("docs", "code", "auto")
+
+
+@dataclass(frozen=True)
+class FileClass:
+    fmt: str  # the slicer registry key
+    kind: str  # the record's `kind`
+    lang: str | None
+    is_docs: bool
+
+
+# Directory names whose contents are never documentation of the project itself.
+NOISE_DIRS: dict[str, str] = {
+    **dict.fromkeys((".git", ".hg", ".svn", ".bzr"), "vcs"),
+    **dict.fromkeys(
+        ("node_modules", "vendor", "bower_components", ".terraform", ".venv", "venv", "site-packages", ".bundle", "Pods"),
+        "vendored",
+    ),
+    **dict.fromkeys(
+        ("dist", "build", "target", "out", ".next", ".nuxt", ".svelte-kit", "_build",
+         "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+         ".gradle", ".cache", "coverage", "htmlcov", ".docusaurus"),
+        "build-output",
+    ),
+}  # fmt: skip
+
+LOCKFILES = frozenset({
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+    "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Gemfile.lock",
+    "composer.lock", "go.sum", "mix.lock", "flake.lock", "Package.resolved", "pubspec.lock",
+    "packages.lock.json", "gradle.lockfile", ".terraform.lock.hcl", "conda-lock.yml",
+})  # fmt: skip
+
+# Files whose whole purpose is to hold credentials: never read, never emitted.
+_SECRET_NAMES = frozenset({
+    ".netrc", "_netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", "kubeconfig",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials", ".htpasswd",
+    "secrets.yaml", "secrets.yml", "secrets.json",
+})  # fmt: skip
+_SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kubeconfig", ".gpg")
+_ENV_TEMPLATES = (".example", ".sample", ".template", ".dist", ".defaults")
+
+_NEVER_TEXT = frozenset({
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".icns", ".tif", ".tiff", ".psd",
+    ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar", ".tar", ".jar", ".war",
+    ".class", ".so", ".dylib", ".dll", ".exe", ".o", ".a", ".lib", ".woff", ".woff2", ".ttf",
+    ".otf", ".eot", ".mp3", ".mp4", ".m4a", ".wav", ".ogg", ".mov", ".avi", ".webm", ".wasm",
+    ".pyc", ".pyo", ".sqlite", ".sqlite3", ".db", ".parquet", ".npy", ".pkl", ".bin",
+})  # fmt: skip
+
+_DOC_FORMATS: dict[str, tuple[str, str]] = {
+    ".md": ("markdown", "markdown"), ".markdown": ("markdown", "markdown"),
+    ".mdown": ("markdown", "markdown"), ".mkd": ("markdown", "markdown"),
+    ".mdx": ("markdown", "mdx"), ".rst": ("rst", "rst"), ".rest": ("rst", "rst"),
+    ".adoc": ("asciidoc", "asciidoc"), ".asciidoc": ("asciidoc", "asciidoc"),
+    ".asc": ("asciidoc", "asciidoc"), ".txt": ("text", "text"), ".text": ("text", "text"),
+}  # fmt: skip
+# Extension-less names that are prose by convention.
+_DOC_NAMES = frozenset({
+    "README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "CONTRIBUTING", "AUTHORS", "NOTICE",
+    "LICENSE", "LICENCE", "COPYING", "TODO", "SECURITY", "CODEOWNERS",
+})  # fmt: skip
+
+# Our own extension map: the language pack has no short aliases (`py`, `ts`, `sh`).
+CODE_LANGS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".go": "go", ".java": "java", ".kt": "kotlin",
+    ".kts": "kotlin", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx", ".rs": "rust", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
+    ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp", ".cs": "csharp",
+    ".swift": "swift", ".scala": "scala", ".sc": "scala", ".php": "php", ".rb": "ruby",
+    ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang",
+    ".hs": "haskell", ".ml": "ocaml", ".r": "r", ".jl": "julia", ".pl": "perl", ".zig": "zig",
+    ".vue": "vue", ".svelte": "svelte", ".sql": "sql", ".proto": "proto", ".graphql": "graphql",
+}  # fmt: skip
+_INFRA: dict[str, tuple[str, str, str]] = {  # suffix -> (fmt, kind, lang)
+    ".tf": ("terraform", "terraform", "hcl"), ".tfvars": ("terraform", "terraform", "hcl"),
+    ".hcl": ("terraform", "terraform", "hcl"), ".yaml": ("yaml", "yaml", "yaml"),
+    ".yml": ("yaml", "yaml", "yaml"), ".sh": ("shell", "shell", "bash"),
+    ".bash": ("shell", "shell", "bash"), ".zsh": ("shell", "shell", "bash"),
+}  # fmt: skip
+_TEXT_NAMES: dict[str, str] = {
+    "Dockerfile": "dockerfile", "Makefile": "make", "GNUmakefile": "make", "Justfile": "just",
+    "Jenkinsfile": "groovy", "Vagrantfile": "ruby", "Gemfile": "ruby", "Rakefile": "ruby",
+}  # fmt: skip
+_TEXT_SUFFIXES: dict[str, str] = {
+    ".toml": "toml", ".json": "json", ".ini": "ini", ".cfg": "ini", ".xml": "xml",
+    ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".csv": "csv",
+    ".mk": "make", ".dockerfile": "dockerfile", ".gradle": "groovy", ".properties": "properties",
+}  # fmt: skip
+_SHEBANG = re.compile(r"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?(\w+)")
+_SHEBANG_LANGS = {
+    "sh": ("shell", "shell", "bash"), "bash": ("shell", "shell", "bash"),
+    "zsh": ("shell", "shell", "bash"), "dash": ("shell", "shell", "bash"),
+    "python": ("code", "code", "python"), "python3": ("code", "code", "python"),
+    "node": ("code", "code", "javascript"), "ruby": ("code", "code", "ruby"),
+}  # fmt: skip
+
+
+def noise_dir_reason(name: str) -> str | None:
+    return NOISE_DIRS.get(name)
+
+
+def path_skip_reason(rel_path: str) -> str | None:
+    """Why a file is skipped by its path alone, or None."""
+    path = PurePosixPath(rel_path)
+    for part in path.parts[:-1]:
+        reason = NOISE_DIRS.get(part)
+        if reason:
+            return reason
+    name = path.name
+    lower = name.lower()
+    if name in LOCKFILES:
+        return "lockfile"
+    if ".tfstate" in lower:
+        return "tfstate"
+    if _is_secret_file(path, lower):
+        return "secret-file"
+    if lower.endswith((".min.js", ".min.css", ".min.mjs")) or "-min." in lower:
+        return "minified"
+    if lower.endswith(".map") and ("." in lower[:-4]):
+        return "sourcemap"
+    if path.suffix.lower() in _NEVER_TEXT:
+        return "binary"
+    return None
+
+
+def _is_secret_file(path: PurePosixPath, lower: str) -> bool:
+    if lower.startswith(".env") and not lower.endswith(_ENV_TEMPLATES):
+        return lower == ".env" or lower.startswith(".env.")
+    if lower in _SECRET_NAMES:
+        return lower != "credentials" or ".aws" in path.parts
+    if lower.endswith(_SECRET_SUFFIXES):
+        return True
+    parts = path.parts
+    return len(parts) >= 2 and parts[-2] == ".kube" and lower == "config"
+
+
+def classify(rel_path: str, first_line: str = "") -> FileClass:
+    """The format, kind and language of a text file, from its name (or its shebang)."""
+    path = PurePosixPath(rel_path)
+    suffix = path.suffix.lower()
+    if suffix in _DOC_FORMATS:
+        fmt, lang = _DOC_FORMATS[suffix]
+        return FileClass(fmt, fmt, lang, is_docs=True)
+    if not suffix and path.name.upper() in _DOC_NAMES:
+        return FileClass("text", "text", "text", is_docs=True)
+    if suffix in _INFRA:
+        return FileClass(*_INFRA[suffix], is_docs=False)
+    if suffix in CODE_LANGS:
+        return FileClass("code", "code", CODE_LANGS[suffix], is_docs=False)
+    if path.name in _TEXT_NAMES:
+        return FileClass("text", "text", _TEXT_NAMES[path.name], is_docs=False)
+    if suffix in _TEXT_SUFFIXES:
+        return FileClass("text", "text", _TEXT_SUFFIXES[suffix], is_docs=False)
+    shebang = _SHEBANG.match(first_line)
+    if shebang and shebang.group(1) in _SHEBANG_LANGS:
+        return FileClass(*_SHEBANG_LANGS[shebang.group(1)], is_docs=False)
+    return FileClass("text", "text", None, is_docs=False)
+
+
+def might_be_docs(rel_path: str) -> bool:
+    """Cheap pre-check for --kind docs, so non-docs are skipped before they are read."""
+    return classify(rel_path).is_docs
+
+
+def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:
+    """Glob match on the whole relative path or on the file name (`*.md`, `docs/*`, `**/x.md`).
+
+    As in fnmatch, `*` also matches `/`, so `docs/*` takes everything below docs/.
+    """
+    name = PurePosixPath(rel_path).name
+    for pattern in patterns:
+        bare = pattern.removeprefix("**/")
+        if any(fnmatch.fnmatchcase(target, p) for target in (rel_path, name) for p in (pattern, bare)):
+            return True
+    return False

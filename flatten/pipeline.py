@@ -1,0 +1,221 @@
+"""Files to records: list, filter by path, read, decode, redact, slice, number. The library core.
+
+`flatten_root` and `flatten_repo` are the entry points; both stream records in path order and
+fill a `RunReport` as they go. Reading and slicing run in worker processes on large trees; the
+listing, the path rules and the order of the output stay in this process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flatten.classify import KINDS, classify, matches_any, might_be_docs, path_skip_reason
+from flatten.content import Unreadable, decode, looks_minified, read_snapshot
+from flatten.errors import NothingToFlatten, UsageError
+from flatten.hashing import sha256_hex
+from flatten.parallel import ordered_map
+from flatten.record import Provenance, Record
+from flatten.report import RunReport
+from flatten.secrets import redact
+from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
+from slicers import DEFAULT_MAX_CHARS, SliceOptions, slice_text
+
+DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
+REDACTION_MARK = "[REDACTED:"
+
+
+@dataclass(frozen=True)
+class FlattenOptions:
+    kind: str = "docs"  # docs | code | auto
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    max_chars: int = DEFAULT_MAX_CHARS
+    workers: int = 0  # 0: one per core on large trees
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise UsageError(f"--kind must be one of {', '.join(KINDS)}, not {self.kind!r}",
+                             reason="bad-kind")  # fmt: skip
+        if self.max_file_size <= 0:
+            raise UsageError("--max-file-size must be positive", reason="bad-size")
+        if self.max_chars < 200:
+            raise UsageError("--max-chars must be at least 200", reason="bad-size")
+
+
+@dataclass(frozen=True)
+class _Job:
+    candidate: Candidate
+    options: FlattenOptions
+    provenance: Provenance
+
+
+@dataclass
+class FileOutcome:
+    rel_path: str
+    records: list[Record] = field(default_factory=list)
+    skip: Skip | None = None
+    size: int = 0
+    notes: tuple[str, ...] = ()
+    redactions: Counter[str] = field(default_factory=Counter)
+
+
+def process_file(job: _Job) -> FileOutcome:
+    """Read, decode, redact and slice one file. Never raises for anything the file contains."""
+    rel = job.candidate.rel_path
+    try:
+        data = read_snapshot(job.candidate.abs_path, job.options.max_file_size)
+        decoded = decode(data)
+    except Unreadable as exc:
+        return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
+    text = decoded.text
+    if looks_minified(text):
+        return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
+    file_class = classify(rel, text[:200].split("\n", 1)[0])
+    redacted = redact(text)
+    sliced = slice_text(file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars))
+    if not sliced.slices:
+        return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
+    doc_hash = sha256_hex(redacted.text)
+    records = [
+        Record(
+            source=rel,
+            ordinal=ordinal,
+            title=piece.title or sliced.doc_title or rel,
+            content=piece.content,
+            kind=file_class.kind,
+            hash=sha256_hex(piece.content),
+            doc_hash=doc_hash,
+            provenance=job.provenance,
+            lang=file_class.lang,
+            doc_title=sliced.doc_title,
+            section=piece.section,
+            anchor=piece.anchor,
+            symbol=piece.symbol,
+            start_line=piece.start_line,
+            end_line=piece.end_line,
+            redactions=piece.content.count(REDACTION_MARK) if redacted.total else 0,
+        )
+        for ordinal, piece in enumerate(sliced.slices, start=1)
+    ]
+    notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
+    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts)
+
+
+ProgressHook = Callable[[RunReport], None]
+
+
+def flatten_tree(
+    root: Path,
+    options: FlattenOptions,
+    report: RunReport,
+    *,
+    prefix: str = "",
+    provenance: Provenance | None = None,
+    on_progress: ProgressHook | None = None,
+) -> Iterator[Record]:
+    """Records for every file under `root` that `options` takes, in path order."""
+    started = time.perf_counter()
+    provenance = provenance or Provenance()
+    report.kind = options.kind
+    report.provenance = provenance
+    jobs: list[_Job] = []
+    report.listing, entries = list_tree(root, prefix)
+    for entry in entries:
+        if isinstance(entry, Skip):
+            report.skip(entry)
+            continue
+        reason = _path_rule(entry.rel_path, options)
+        if reason:
+            report.skip(Skip(entry.rel_path, reason))
+        else:
+            jobs.append(_Job(entry, options, provenance))
+    report.files_total = len(jobs)
+
+    for outcome in ordered_map(process_file, jobs, workers=options.workers):
+        report.files_done += 1
+        report.bytes_read += outcome.size
+        if outcome.skip:
+            report.skip(outcome.skip)
+        else:
+            report.files_kept += 1
+            report.slices += len(outcome.records)
+            report.redactions.update(outcome.redactions)
+            for note in outcome.notes:
+                report.notes.append((outcome.rel_path, note))
+            for record in outcome.records:
+                report.slices_by_kind[record.kind] += 1
+                yield record
+        report.seconds = time.perf_counter() - started
+        if on_progress:
+            on_progress(report)
+
+    report.seconds = time.perf_counter() - started
+    if report.files_kept == 0:
+        raise _nothing_to_flatten(report)
+
+
+def _path_rule(rel: str, options: FlattenOptions) -> str | None:
+    reason = path_skip_reason(rel)
+    if reason:
+        return reason
+    if options.include and not matches_any(rel, options.include):
+        return "not-included"
+    if options.exclude and matches_any(rel, options.exclude):
+        return "excluded"
+    if options.kind == "docs" and not might_be_docs(rel):
+        return "not-docs"
+    return None
+
+
+def _nothing_to_flatten(report: RunReport) -> NothingToFlatten:
+    by_reason = report.skipped_by_reason
+    if report.kind == "docs" and by_reason.get("not-docs"):
+        return NothingToFlatten(
+            f"no documentation files found; {by_reason['not-docs']:,} code or other text "
+            "file(s) were skipped by --kind docs",
+            reason="no-docs",
+            hint="re-run with --kind code (or --kind auto) to take code and other text files",
+        )
+    detail = ", ".join(f"{k} {v:,}" for k, v in by_reason.most_common(4)) or "no files at all"
+    return NothingToFlatten(f"nothing to flatten ({detail})", reason="nothing-kept",
+                            hint="check the path, --include/--exclude and --kind")  # fmt: skip
+
+
+def flatten_root(
+    root: str | Path,
+    options: FlattenOptions | None = None,
+    report: RunReport | None = None,
+    *,
+    on_progress: ProgressHook | None = None,
+) -> Iterator[Record]:
+    """Flatten a local directory. Inside a git work tree, records carry its commit and origin."""
+    options = options or FlattenOptions()
+    report = report if report is not None else RunReport()
+    path = resolve_root(root)
+    report.source = str(path)
+    yield from flatten_tree(path, options, report, provenance=git_provenance(path),
+                            on_progress=on_progress)  # fmt: skip
+
+
+def flatten_repo(
+    url: str,
+    ref: str | None = None,
+    options: FlattenOptions | None = None,
+    report: RunReport | None = None,
+    *,
+    subdir: str | None = None,
+    token_env: str | None = None,
+    on_progress: ProgressHook | None = None,
+) -> Iterator[Record]:
+    """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it."""
+    options = options or FlattenOptions()
+    report = report if report is not None else RunReport()
+    with clone(url, ref, subdir=subdir, token_env=token_env) as checkout:
+        report.source = checkout.provenance.repo_url or url
+        yield from flatten_tree(checkout.root, options, report, prefix=checkout.prefix,
+                                provenance=checkout.provenance, on_progress=on_progress)  # fmt: skip

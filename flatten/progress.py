@@ -1,0 +1,64 @@
+"""Progress on stderr: a rich bar on a terminal, a periodic one-line status in CI logs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import TextIO
+
+from flatten.report import RunReport
+
+
+class Progress:
+    """Call it with the report after each file; use it as a context manager."""
+
+    def __init__(
+        self, label: str, *, enabled: bool = True, stream: TextIO | None = None,
+        interval: float = 10.0,
+    ) -> None:  # fmt: skip
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.interval = interval
+        self._bar = None
+        self._task = None
+        self._last = time.monotonic()
+
+    def __enter__(self) -> Progress:
+        if self.enabled and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
+
+            self._bar = Bar(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                console=Console(file=self.stream), transient=True,
+            )  # fmt: skip
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=None, status="")
+        return self
+
+    def __call__(self, report: RunReport) -> None:
+        if not self.enabled:
+            return
+        status = f"{report.slices:,} slices, {report.bytes_read / 1e6:,.1f} MB"
+        if self._bar is not None:
+            self._bar.update(self._task, completed=report.files_done,
+                             total=report.files_total or None, status=status)  # fmt: skip
+            return
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            print(f"{self.label}: {report.files_done:,}/{report.files_total:,} files, {status}",
+                  file=self.stream, flush=True)  # fmt: skip
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,98 @@
+"""The run report: what was seen, kept and skipped (with reasons), and what came out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from flatten.record import Provenance
+from flatten.sources.base import Skip
+
+
+@dataclass
+class RunReport:
+    source: str = ""
+    kind: str = "docs"
+    listing: str = ""  # how files were listed: "git ls-files", "walk" or "crawl"
+    provenance: Provenance = field(default_factory=Provenance)
+    files_kept: int = 0
+    files_total: int = 0  # candidates after path rules, known once listing is done
+    files_done: int = 0
+    bytes_read: int = 0
+    slices: int = 0
+    slices_by_kind: Counter[str] = field(default_factory=Counter)
+    skipped: list[Skip] = field(default_factory=list)
+    redactions: Counter[str] = field(default_factory=Counter)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note): kept, with a caveat
+    seconds: float = 0.0
+    error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
+
+    def skip(self, entry: Skip) -> None:
+        self.skipped.append(entry)
+
+    @property
+    def skipped_by_reason(self) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for entry in self.skipped:
+            counts[entry.reason] += entry.files
+        return counts
+
+    @property
+    def files_skipped(self) -> int:
+        return sum(entry.files for entry in self.skipped)
+
+    @property
+    def files_seen(self) -> int:
+        return self.files_kept + self.files_skipped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.error is None,
+            "error": self.error,
+            "source": self.source,
+            "kind": self.kind,
+            "listing": self.listing,
+            "repoUrl": self.provenance.repo_url,
+            "commit": self.provenance.commit,
+            "ref": self.provenance.ref,
+            "filesSeen": self.files_seen,
+            "filesKept": self.files_kept,
+            "filesSkipped": self.files_skipped,
+            "skippedByReason": dict(sorted(self.skipped_by_reason.items())),
+            "slices": self.slices,
+            "slicesByKind": dict(sorted(self.slices_by_kind.items())),
+            "bytesRead": self.bytes_read,
+            "redactions": dict(sorted(self.redactions.items())),
+            "seconds": round(self.seconds, 3),
+            "skipped": [
+                {"path": s.path, "reason": s.reason, "detail": s.detail, "files": s.files}
+                for s in self.skipped
+            ],
+            "notes": [{"path": p, "note": n} for p, n in self.notes],
+        }
+
+    def summary(self) -> str:
+        """A few lines for stderr at the end of a run."""
+
+        def counts(counter: Counter[str]) -> str:
+            return ", ".join(f"{k} {v:,}" for k, v in counter.most_common())
+
+        lines = [
+            f"files: {self.files_seen:,} seen, {self.files_kept:,} kept, "
+            f"{self.files_skipped:,} skipped" + (
+                f" ({counts(self.skipped_by_reason)})" if self.skipped else ""),
+            f"slices: {self.slices:,}" + (
+                f" ({counts(self.slices_by_kind)})" if self.slices_by_kind else ""),
+            f"read: {self.bytes_read / 1e6:,.1f} MB in {self.seconds:.2f} s",
+        ]  # fmt: skip
+        dirs = [s for s in self.skipped if s.path.endswith("/")]
+        if dirs:
+            shown = ", ".join(f"{s.path} ({s.reason})" for s in dirs[:5])
+            more = f" and {len(dirs) - 5} more" if len(dirs) > 5 else ""
+            lines.append(f"skipped directories: {shown}{more}")
+        if self.redactions:
+            lines.append(f"secrets redacted: {counts(self.redactions)}")
+        if self.notes:
+            lines.append(f"kept with caveats: {len(self.notes)} file(s), see --report")
+        return "\n".join(lines)

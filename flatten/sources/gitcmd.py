@@ -1,0 +1,88 @@
+"""Running git: a clean environment, no prompts, timeouts, and errors scrubbed of credentials."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from flatten.errors import SourceError
+
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+DEFAULT_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class GitResult:
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+
+def git_available() -> bool:
+    return shutil.which("git") is not None
+
+
+def strip_credentials(url: str) -> str:
+    """`https://user:token@host/x` -> `https://host/x`; scp-like `git@host:x` is kept."""
+    return _USERINFO.sub("", url)
+
+
+def git_env(token: str | None = None) -> dict[str, str]:
+    """The environment for git: never prompt; a token goes in an HTTP header, never in a URL."""
+    env = dict(os.environ)
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GCM_INTERACTIVE="never",
+        LC_ALL="C",
+        LANGUAGE="C",
+    )
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        n = int(env.get("GIT_CONFIG_COUNT", "0") or 0)  # keep the user's own GIT_CONFIG_* entries
+        env[f"GIT_CONFIG_KEY_{n}"] = "http.extraHeader"
+        env[f"GIT_CONFIG_VALUE_{n}"] = f"Authorization: Basic {basic}"
+        env["GIT_CONFIG_COUNT"] = str(n + 1)
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    secrets: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> GitResult:
+    """Run git; stderr comes back with credentials and the given secrets masked."""
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            env=dict(env) if env is not None else git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise SourceError(
+            "git is not installed", reason="git-missing", hint="install git and retry"
+        ) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise SourceError(
+            f"git {args[0]} did not finish within {timeout:.0f} s", reason="git-timeout"
+        ) from exc
+    stderr = scrub(proc.stderr.decode("utf-8", "replace"), secrets)
+    return GitResult(proc.returncode, proc.stdout, stderr)
+
+
+def scrub(text: str, secrets: Sequence[str] = ()) -> str:
+    text = strip_credentials(text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text.strip()

@@ -1,0 +1,1 @@
+"""The local SQLite index: loader, schema, search tiers and query modules."""

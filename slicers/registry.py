@@ -1,0 +1,32 @@
+"""One registry of slicers keyed by format name: a new format is a module plus one line here."""
+
+from __future__ import annotations
+
+from slicers.asciidoc import slice_asciidoc
+from slicers.base import Slicer, SliceOptions, Sliced
+from slicers.markdown import slice_markdown
+from slicers.rst import slice_rst
+from slicers.windows import slice_windows
+
+SLICERS: dict[str, Slicer] = {
+    "markdown": slice_markdown,
+    "rst": slice_rst,
+    "asciidoc": slice_asciidoc,
+    "text": slice_windows,
+}
+
+
+def slice_text(fmt: str, text: str, path: str, options: SliceOptions | None = None) -> Sliced:
+    """Slice `text` with the slicer for `fmt`; windows for an unknown format or a slicer failure.
+
+    Slicers are written not to raise; this is the last guard that keeps one odd file from ending
+    a run, and the fallback says so in the result's notes.
+    """
+    options = options or SliceOptions()
+    slicer = SLICERS.get(fmt, slice_windows)
+    try:
+        return slicer(text, path, options)
+    except Exception as exc:  # a slicer bug must not lose the file's content
+        fallback = slice_windows(text, path, options)
+        note = f"{fmt} slicer failed ({type(exc).__name__}); sliced as windows"
+        return Sliced(slices=fallback.slices, notes=(note,))
