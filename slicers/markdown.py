@@ -24,7 +24,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 _THEMATIC = re.compile(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _LIST_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)")
-_BLOCKQUOTE = re.compile(r"^ {0,3}>")
+_BLOCKQUOTE = re.compile(r"^ {0,3}> ?")
 
 _HTML_BLOCK_TAGS = (
     "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|"
@@ -184,6 +184,8 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
         if fence_match and _indent(fence_match.group(1)) <= container + 3:
             marker, info = fence_match.group(2), fence_match.group(3)
             if not (marker[0] == "`" and "`" in info):
+                if list_indent is not None and indent < list_indent:
+                    list_indent, container = None, 0
                 fence = (marker[0], len(marker), container + 3, i)
                 paragraph_start, lazy = None, False
                 continue
@@ -208,11 +210,15 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
             continue
 
         if _THEMATIC.match(line):
+            if list_indent is not None and indent < list_indent:
+                list_indent = None  # a break less indented than the item ends the list
             paragraph_start, lazy = None, False
             continue
 
         html_kind = _html_block(line, can_interrupt=paragraph_start is None and not lazy)
         if html_kind is not None:
+            if list_indent is not None and indent < list_indent:
+                list_indent = None
             end_pattern = html_kind
             if isinstance(end_pattern, re.Pattern):
                 if not end_pattern.search(line, pos=indent + 2):
@@ -227,13 +233,19 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
             list_indent = _indent(item.group(1)) + len(item.group(2)) + max(
                 1, min(_indent(item.group(3)), 4)
             )
-            paragraph_start, lazy = None, True
+            paragraph_start, lazy = None, _opens_paragraph(line[item.end() :])
             continue
-        if _BLOCKQUOTE.match(line):
-            paragraph_start, lazy = None, True
+        quote = _BLOCKQUOTE.match(line)
+        if quote:
+            if list_indent is not None and indent < list_indent:
+                list_indent = None
+            paragraph_start, lazy = None, _opens_paragraph(line[quote.end() :])
             continue
         if list_indent is not None and indent >= list_indent:
-            lazy = True  # content of the open list item
+            # Content of the open list item: later lines continue it lazily only if it is a
+            # paragraph (or continues one).
+            if indent - list_indent < 4:
+                lazy = _opens_paragraph(line.lstrip())
             continue
         if paragraph_start is None and not lazy:
             paragraph_start = i
@@ -243,6 +255,18 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
     if code is not None:
         protected.append((code[0], _last_non_blank(lines, code[0], len(lines)) + 1))
     return Blocks(headings, protected)
+
+
+def _opens_paragraph(content: str, depth: int = 0) -> bool:
+    """Whether a container line's content starts a paragraph (which later lines continue lazily)."""
+    if is_blank(content) or _ATX.match(content) or _THEMATIC.match(content):
+        return False
+    if _FENCE.match(content) and _indent(content) < 4:
+        return False
+    nested = _BLOCKQUOTE.match(content) or _LIST_ITEM.match(content)
+    if nested and depth < 8:
+        return _opens_paragraph(content[nested.end() :], depth + 1)
+    return _indent(content) < 4 or depth > 0
 
 
 def _last_non_blank(lines: list[str], start: int, stop: int) -> int:

@@ -1,0 +1,95 @@
+"""Shared test helpers: real git repositories in temp dirs, the CLI in a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+FIXTURES = PROJECT / "fixtures"
+SHARED = PROJECT.parent / "shared"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+}  # fmt: skip
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(["git", "-c", "init.defaultBranch=trunk", *args], cwd=cwd, env=env,
+                         check=True, capture_output=True, text=True)  # fmt: skip
+    return out.stdout.strip()
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+@dataclass
+class Repo:
+    path: Path
+
+    @property
+    def url(self) -> str:
+        return self.path.as_uri()
+
+    def commit(self, files: dict[str, str | bytes], message: str = "change") -> str:
+        write(self.path, files)
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "-m", message)
+        return git(self.path, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path):
+    def make(name: str = "origin") -> Repo:
+        path = tmp_path / name
+        path.mkdir()
+        git(path, "init", "-q")
+        return Repo(path)
+
+    return make
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def records(self) -> list[dict]:
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+
+def run_cli(*args: str | os.PathLike[str], env: dict[str, str] | None = None,
+            cwd: Path | None = None, timeout: float = 120) -> CliResult:  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", *map(str, args)],
+        capture_output=True, text=True, env={**os.environ, **(env or {})},
+        cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
+    """A failure the user can act on: the exit code, a named reason, and no traceback."""
+    assert result.code == code, (result.code, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") or "Usage" in result.stderr, result.stderr
+    for word in words:
+        assert word in result.stderr, (word, result.stderr)

@@ -1,0 +1,237 @@
+"""Sources against real git repositories cloned through file:// (and smart HTTP on loopback)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from flatten import FlattenOptions, RunReport, flatten_repo, flatten_root
+from flatten.errors import SourceError, UsageError
+from flatten.sources import list_tree
+from flatten.sources.gitcmd import strip_credentials
+from flatten.sources.repo import validate_subdir
+from tests.conftest import git, write
+from tests.githttp import serve_git
+
+
+def flat(records) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for record in records:
+        out.setdefault(record.source, []).append(record.to_dict())
+    return out
+
+
+@pytest.fixture
+def origin(make_repo):
+    repo = make_repo()
+    first = repo.commit({"README.md": "# Project\nv1\n", "docs/guide.md": "# Guide\none\n"})
+    git(repo.path, "tag", "v1.0")
+    repo.commit({"README.md": "# Project\nv2\n"}, "v2")
+    git(repo.path, "checkout", "-q", "-b", "feature")
+    repo.commit({"docs/feature.md": "# Feature\nnew\n"}, "feature")
+    git(repo.path, "checkout", "-q", "trunk")
+    repo.first = first
+    return repo
+
+
+def test_default_branch_is_the_remotes_not_main(origin):
+    report = RunReport()
+    docs = flat(flatten_repo(origin.url, report=report))
+    assert set(docs) == {"README.md", "docs/guide.md"}
+    record = docs["README.md"][0]
+    assert record["ref"] == "trunk"
+    assert record["commit"] == git(origin.path, "rev-parse", "trunk")
+    assert record["repoUrl"] == origin.url
+    assert "v2" in record["content"]
+
+
+def test_branch_tag_and_commit_sha_refs(origin):
+    assert "docs/feature.md" in flat(flatten_repo(origin.url, "feature"))
+    tagged = flat(flatten_repo(origin.url, "v1.0"))["README.md"][0]
+    assert "v1" in tagged["content"] and tagged["ref"] == "v1.0"
+    by_sha = flat(flatten_repo(origin.url, origin.first))["README.md"][0]
+    assert by_sha["commit"] == origin.first and "v1" in by_sha["content"]
+    short = flat(flatten_repo(origin.url, origin.first[:10]))["README.md"][0]
+    assert short["commit"] == origin.first
+
+
+def test_local_path_works_like_a_file_url(origin):
+    assert "README.md" in flat(flatten_repo(str(origin.path)))
+
+
+def test_missing_ref_names_the_ref_and_lists_some(origin):
+    with pytest.raises(SourceError) as err:
+        list(flatten_repo(origin.url, "no-such-branch"))
+    assert err.value.reason == "ref-not-found"
+    assert "trunk" in (err.value.hint or "")
+
+
+def test_missing_repository_is_repo_not_found(tmp_path):
+    with pytest.raises(SourceError) as err:
+        list(flatten_repo((tmp_path / "nope.git").as_uri()))
+    assert err.value.reason == "repo-not-found"
+
+
+def test_empty_repository_says_so(make_repo):
+    with pytest.raises(SourceError) as err:
+        list(flatten_repo(make_repo().url))
+    assert err.value.reason == "empty-repo"
+
+
+def test_subdir_limits_the_walk_and_keeps_repository_paths(origin):
+    assert set(flat(flatten_repo(origin.url, subdir="docs"))) == {"docs/guide.md"}
+
+
+@pytest.mark.parametrize("bad", ["/etc", "../outside", "docs/../../x", "C:\\x"])
+def test_subdir_may_not_leave_the_repository(bad):
+    with pytest.raises(UsageError):
+        validate_subdir(bad)
+
+
+def test_clone_temp_dir_is_removed_after_success_and_failure(origin, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    list(flatten_repo(origin.url))
+    with pytest.raises(SourceError):
+        list(flatten_repo(origin.url, subdir="missing"))
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_lfs_pointers_submodules_and_outside_symlinks_are_skipped_with_reasons(make_repo, tmp_path):
+    sub = make_repo("sub")
+    sub.commit({"README.md": "# Sub\n"})
+    repo = make_repo("main")
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Outside\nshould never be read\n")
+    write(repo.path, {
+        "README.md": "# Main\n",
+        "model.md": "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 10\n",
+    })  # fmt: skip
+    os.symlink(outside, repo.path / "leak.md")
+    os.symlink("README.md", repo.path / "alias.md")
+    git(repo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.url, "vendored-sub")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "all")
+    report = RunReport()
+    docs = flat(flatten_root(repo.path, report=report))
+    assert set(docs) == {"README.md", "alias.md"}
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["model.md"] == "lfs-pointer"
+    assert reasons["leak.md"] == "symlink-outside-root"
+    assert reasons["vendored-sub/"] == "submodule"
+    assert not any("should never" in r["content"] for rs in docs.values() for r in rs)
+
+
+def test_git_listing_and_walk_agree_and_respect_nested_gitignore(make_repo, tmp_path):
+    files = {
+        ".gitignore": "*.log\nbuild-out/\n!keep.log\n",
+        "docs/.gitignore": "drafts/\n/local.md\n",
+        "docs/a.md": "a", "docs/local.md": "x", "docs/drafts/d.md": "d", "docs/sub/local.md": "s",
+        "app.log": "l", "keep.log": "k", "build-out/x.md": "b", "node_modules/p/README.md": "n",
+    }  # fmt: skip
+    repo = make_repo()
+    write(repo.path, files)
+    plain = tmp_path / "plain"
+    write(plain, files)
+    expected = [".gitignore", "docs/.gitignore", "docs/a.md", "docs/sub/local.md", "keep.log"]
+    for root, method in ((repo.path, "git ls-files"), (plain, "walk")):
+        used, entries = list_tree(root)
+        assert used == method
+        kept = [e.rel_path for e in entries if hasattr(e, "rel_path")]
+        assert kept == expected, method
+
+
+def test_gitignored_and_noise_directories_are_reported_in_walk_mode(tmp_path):
+    write(tmp_path, {".gitignore": "gen/\n", "gen/a.md": "a", "node_modules/x.md": "x", "a.md": "# A\n"})
+    report = RunReport()
+    list(flatten_root(tmp_path, report=report))
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["gen/"] == "gitignored" and reasons["node_modules/"] == "vendored"
+
+
+def test_root_inside_a_work_tree_records_commit_and_origin(make_repo):
+    repo = make_repo()
+    repo.commit({"a.md": "# A\n"})
+    git(repo.path, "remote", "add", "origin", "https://user:hunter2@example.invalid/o/r.git")
+    record = next(flatten_root(repo.path)).to_dict()
+    assert record["repoUrl"] == "https://example.invalid/o/r.git"
+    assert record["commit"] == git(repo.path, "rev-parse", "HEAD") and record["ref"] == "trunk"
+
+
+def test_credentials_are_stripped_from_urls():
+    assert strip_credentials("https://me:tok@host/r.git") == "https://host/r.git"
+    assert strip_credentials("git@github.com:o/r.git") == "git@github.com:o/r.git"
+
+
+def test_clone_that_needs_auth_fails_clearly_then_works_with_a_token(origin, tmp_path):
+    bare = tmp_path / "srv"
+    bare.mkdir()
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin.path), str(bare / "r.git")], check=True)
+    token = "tok-" + "s3cr3t" * 4
+    with serve_git(bare, token=token) as (base, seen):
+        url = f"{base}/r.git"
+        with pytest.raises(SourceError) as err:
+            list(flatten_repo(url))
+        assert err.value.reason == "auth-required"
+        assert "--token-env" in (err.value.hint or "")
+        os.environ["DF_TEST_TOKEN"] = token
+        try:
+            report = RunReport()
+            records = list(flatten_repo(url, token_env="DF_TEST_TOKEN", report=report))
+        finally:
+            del os.environ["DF_TEST_TOKEN"]
+        assert records and all(token not in str(r.to_dict()) for r in records)
+        assert token not in str(report.to_dict())
+        assert any(h.startswith("Basic ") for h in seen)
+
+
+def test_options_reject_a_bad_kind():
+    with pytest.raises(UsageError):
+        FlattenOptions(kind="everything")
+
+
+def test_unreadable_file_is_skipped_with_a_reason(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file; permission errors cannot be produced")
+    write(tmp_path, {"a.md": "# A\n", "b.md": "# B\n"})
+    (tmp_path / "b.md").chmod(0)
+    report = RunReport()
+    list(flatten_root(tmp_path, report=report))
+    assert {s.path: s.reason for s in report.skipped}["b.md"] == "unreadable"
+
+
+def test_file_growing_while_read_never_crashes_the_run(tmp_path):
+    import threading
+
+    write(tmp_path, {"a.md": "# A\n"})
+    stop = threading.Event()
+
+    def grow() -> None:
+        with open(tmp_path / "a.md", "a") as f:
+            while not stop.is_set():
+                f.write("more text\n")
+                f.flush()
+
+    thread = threading.Thread(target=grow)
+    thread.start()
+    try:
+        report = RunReport()
+        try:
+            records = list(flatten_root(tmp_path, FlattenOptions(max_file_size=50_000_000),
+                                        report=report))  # fmt: skip
+        except Exception as exc:  # only "nothing kept" is acceptable, with the reason
+            records = []
+            assert getattr(exc, "reason", None) == "nothing-kept"
+    finally:
+        stop.set()
+        thread.join()
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert records or reasons.get("a.md") in {"changed-while-reading", "too-large"}
+    if records:  # a consistent snapshot: whole lines only
+        assert all(line in ("# A", "more text") for line in records[0].content.split("\n"))
