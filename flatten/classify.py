@@ -27,7 +27,8 @@ class FileClass:
 NOISE_DIRS: dict[str, str] = {
     **dict.fromkeys((".git", ".hg", ".svn", ".bzr"), "vcs"),
     **dict.fromkeys(
-        ("node_modules", "vendor", "bower_components", ".terraform", ".venv", "venv", "site-packages", ".bundle", "Pods"),
+        ("node_modules", "vendor", "bower_components", ".terraform", ".venv", "venv",
+         "site-packages", ".bundle", "Pods"),
         "vendored",
     ),
     **dict.fromkeys(
@@ -186,6 +187,8 @@ def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:
     name = PurePosixPath(rel_path).name
     for pattern in patterns:
         bare = pattern.removeprefix("**/")
-        if any(fnmatch.fnmatchcase(target, p) for target in (rel_path, name) for p in (pattern, bare)):
+        if any(
+            fnmatch.fnmatchcase(target, p) for target in (rel_path, name) for p in (pattern, bare)
+        ):
             return True
     return False

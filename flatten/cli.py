@@ -11,7 +11,7 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -38,13 +38,13 @@ app = typer.Typer(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     docs = "docs"
     code = "code"
     auto = "auto"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     native = "native"
     langchain = "langchain"
     llamaindex = "llamaindex"
@@ -78,16 +78,25 @@ def reports_errors(command: F) -> F:
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
-_UNITS = {"": 1, "b": 1, "k": 1000, "m": 1000**2, "g": 1000**3,
-          "ki": 1024, "mi": 1024**2, "gi": 1024**3}  # fmt: skip
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "m": 1000**2,
+    "g": 1000**3,
+    "ki": 1024,
+    "mi": 1024**2,
+    "gi": 1024**3,
+}
 
 
 def parse_size(text: str) -> int:
     """`1048576`, `512k`, `1MiB`, `2MB` -> bytes."""
     match = _SIZE.match(text)
     if not match:
-        raise UsageError(f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)",
-                         reason="bad-size")  # fmt: skip
+        raise UsageError(
+            f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
+        )
     unit = (match.group(2) or "").lower().removesuffix("b")
     return int(float(match.group(1)) * _UNITS[unit])
 
@@ -104,47 +113,106 @@ def _root(
 @app.command()
 @reports_errors
 def flatten(
-    root: Annotated[Path | None, typer.Option("--root", help="A local directory to flatten.",
-                                              show_default=False)] = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="A git URL or path to clone "
-                                             "(shallow, into a temporary directory).",
-                                             show_default=False)] = None,
-    ref: Annotated[str | None, typer.Option("--ref", help="Branch, tag or commit SHA "
-                                            "[default: the remote's default branch].",
-                                            show_default=False)] = None,
-    subdir: Annotated[str | None, typer.Option("--subdir", help="Only this folder of the "
-                                               "repository (sources stay repository-relative).",
-                                               show_default=False)] = None,
-    token_env: Annotated[str | None, typer.Option("--token-env", metavar="NAME",
-                                                  help="Environment variable holding a token "
-                                                  "for the clone (never printed or stored).",
-                                                  show_default=False)] = None,
-    kind: Annotated[Kind, typer.Option("--kind", help="docs: markdown, reST, AsciiDoc, text. "
-                                       "code/auto: every text file.")] = Kind.docs,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write JSONL here "
-                                                "(atomically) [default: stdout].",
-                                                show_default=False)] = None,
-    include: Annotated[list[str] | None, typer.Option("--include", metavar="GLOB",
-                                                      help="Only paths matching (repeatable).",
-                                                      show_default=False)] = None,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB",
-                                                      help="Skip paths matching (repeatable).",
-                                                      show_default=False)] = None,
-    max_file_size: Annotated[str, typer.Option("--max-file-size", metavar="SIZE",
-                                               help="Skip larger files (1MiB, 512k, bytes).")]
-    = "1MiB",
-    max_chars: Annotated[int, typer.Option("--max-chars", help="Size budget of one slice, "
-                                           "in characters.")] = DEFAULT_MAX_CHARS,
-    fmt: Annotated[Format, typer.Option("--format", help="Record layout: native v1, or the "
-                                        "document layout of a RAG framework.")] = Format.native,
-    report_path: Annotated[Path | None, typer.Option("--report", metavar="FILE",
-                                                     help="Write the run report as JSON.",
-                                                     show_default=False)] = None,
-    workers: Annotated[int, typer.Option("--workers", help="Worker processes "
-                                         "[default: one per core on large trees].",
-                                         show_default=False)] = 0,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")]
-    = False,
+    root: Annotated[
+        Path | None,
+        typer.Option("--root", help="A local directory to flatten.", show_default=False),
+    ] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo",
+            help="A git URL or path to clone (shallow, into a temporary directory).",
+            show_default=False,
+        ),
+    ] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option(
+            "--ref",
+            help="Branch, tag or commit SHA [default: the remote's default branch].",
+            show_default=False,
+        ),
+    ] = None,
+    subdir: Annotated[
+        str | None,
+        typer.Option(
+            "--subdir",
+            help="Only this folder of the repository (sources stay repository-relative).",
+            show_default=False,
+        ),
+    ] = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--token-env",
+            metavar="NAME",
+            help="Environment variable holding a token for the clone (never printed or stored).",
+            show_default=False,
+        ),
+    ] = None,
+    kind: Annotated[
+        Kind,
+        typer.Option(
+            "--kind", help="docs: markdown, reST, AsciiDoc, text. code/auto: every text file."
+        ),
+    ] = Kind.docs,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="Write JSONL here (atomically) [default: stdout].",
+            show_default=False,
+        ),
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include",
+            metavar="GLOB",
+            help="Only paths matching (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Skip paths matching (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    max_file_size: Annotated[
+        str,
+        typer.Option(
+            "--max-file-size", metavar="SIZE", help="Skip larger files (1MiB, 512k, bytes)."
+        ),
+    ] = "1MiB",
+    max_chars: Annotated[
+        int, typer.Option("--max-chars", help="Size budget of one slice, in characters.")
+    ] = DEFAULT_MAX_CHARS,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format", help="Record layout: native v1, or the document layout of a RAG framework."
+        ),
+    ] = Format.native,
+    report_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--report", metavar="FILE", help="Write the run report as JSON.", show_default=False
+        ),
+    ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Worker processes [default: one per core on large trees].",
+            show_default=False,
+        ),
+    ] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")] = False,
 ) -> None:
     """Flatten a folder or a git repository into JSONL records, one per structural slice."""
     if (root is None) == (repo is None):
@@ -166,8 +234,15 @@ def flatten(
                 records = flatten_root(root, options, report, on_progress=progress)
             else:
                 assert repo is not None
-                records = flatten_repo(repo, ref, options, report, subdir=subdir,
-                                       token_env=token_env, on_progress=progress)  # fmt: skip
+                records = flatten_repo(
+                    repo,
+                    ref,
+                    options,
+                    report,
+                    subdir=subdir,
+                    token_env=token_env,
+                    on_progress=progress,
+                )
             try:
                 write_jsonl(records, output, PROFILES[fmt.value])
             finally:

@@ -30,7 +30,8 @@ class Unreadable(Exception):
 def read_snapshot(path: str, max_size: int) -> bytes:
     for _ in range(_READ_ATTEMPTS):
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
+            # O_NONBLOCK: a FIFO or device in the tree must not hang the run on open().
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
         except FileNotFoundError as exc:
             raise Unreadable("missing", "listed but not on disk") from exc
         except IsADirectoryError as exc:
@@ -64,8 +65,7 @@ def read_snapshot(path: str, max_size: int) -> bytes:
             os.close(fd)
         data = b"".join(chunks)
         unchanged = (
-            before.st_size == after.st_size == len(data)
-            and before.st_mtime_ns == after.st_mtime_ns
+            before.st_size == after.st_size == len(data) and before.st_mtime_ns == after.st_mtime_ns
         )
         if unchanged:
             return data

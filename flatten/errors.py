@@ -1,10 +1,10 @@
 """One error hierarchy; the CLI maps it to messages and exit codes in one place.
 
-    FlattenError            a run failed (exit 1): says what was wrong and what to do
-    ├── UsageError          the command line or config is wrong (exit 2)
-    ├── SourceError         a root, repository or ref cannot be read
-    ├── NothingToFlatten    the source holds nothing the chosen --kind takes
-    └── OutputError         the output or report file cannot be written
+FlattenError            a run failed (exit 1): says what was wrong and what to do
+├── UsageError          the command line or config is wrong (exit 2)
+├── SourceError         a root, repository or ref cannot be read
+├── NothingToFlatten    the source holds nothing the chosen --kind takes
+└── OutputError         the output or report file cannot be written
 """
 
 from __future__ import annotations

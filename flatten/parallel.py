@@ -69,4 +69,3 @@ def ordered_map(
     finally:
         pool.terminate()
         pool.join()
-

@@ -39,8 +39,9 @@ class FlattenOptions:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise UsageError(f"--kind must be one of {', '.join(KINDS)}, not {self.kind!r}",
-                             reason="bad-kind")  # fmt: skip
+            raise UsageError(
+                f"--kind must be one of {', '.join(KINDS)}, not {self.kind!r}", reason="bad-kind"
+            )
         if self.max_file_size <= 0:
             raise UsageError("--max-file-size must be positive", reason="bad-size")
         if self.max_chars < 200:
@@ -182,8 +183,11 @@ def _nothing_to_flatten(report: RunReport) -> NothingToFlatten:
             hint="re-run with --kind code (or --kind auto) to take code and other text files",
         )
     detail = ", ".join(f"{k} {v:,}" for k, v in by_reason.most_common(4)) or "no files at all"
-    return NothingToFlatten(f"nothing to flatten ({detail})", reason="nothing-kept",
-                            hint="check the path, --include/--exclude and --kind")  # fmt: skip
+    return NothingToFlatten(
+        f"nothing to flatten ({detail})",
+        reason="nothing-kept",
+        hint="check the path, --include/--exclude and --kind",
+    )
 
 
 def flatten_root(
@@ -198,8 +202,9 @@ def flatten_root(
     report = report if report is not None else RunReport()
     path = resolve_root(root)
     report.source = str(path)
-    yield from flatten_tree(path, options, report, provenance=git_provenance(path),
-                            on_progress=on_progress)  # fmt: skip
+    yield from flatten_tree(
+        path, options, report, provenance=git_provenance(path), on_progress=on_progress
+    )
 
 
 def flatten_repo(
@@ -217,5 +222,11 @@ def flatten_repo(
     report = report if report is not None else RunReport()
     with clone(url, ref, subdir=subdir, token_env=token_env) as checkout:
         report.source = checkout.provenance.repo_url or url
-        yield from flatten_tree(checkout.root, options, report, prefix=checkout.prefix,
-                                provenance=checkout.provenance, on_progress=on_progress)  # fmt: skip
+        yield from flatten_tree(
+            checkout.root,
+            options,
+            report,
+            prefix=checkout.prefix,
+            provenance=checkout.provenance,
+            on_progress=on_progress,
+        )

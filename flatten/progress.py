@@ -14,9 +14,13 @@ class Progress:
     """Call it with the report after each file; use it as a context manager."""
 
     def __init__(
-        self, label: str, *, enabled: bool = True, stream: TextIO | None = None,
+        self,
+        label: str,
+        *,
+        enabled: bool = True,
+        stream: TextIO | None = None,
         interval: float = 10.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.label = label
         self.stream = stream or sys.stderr
         self.enabled = enabled
@@ -32,10 +36,14 @@ class Progress:
             from rich.progress import Progress as Bar
 
             self._bar = Bar(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
-                console=Console(file=self.stream), transient=True,
-            )  # fmt: skip
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream),
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=None, status="")
         return self
@@ -45,14 +53,21 @@ class Progress:
             return
         status = f"{report.slices:,} slices, {report.bytes_read / 1e6:,.1f} MB"
         if self._bar is not None:
-            self._bar.update(self._task, completed=report.files_done,
-                             total=report.files_total or None, status=status)  # fmt: skip
+            self._bar.update(
+                self._task,
+                completed=report.files_done,
+                total=report.files_total or None,
+                status=status,
+            )
             return
         now = time.monotonic()
         if now - self._last >= self.interval:
             self._last = now
-            print(f"{self.label}: {report.files_done:,}/{report.files_total:,} files, {status}",
-                  file=self.stream, flush=True)  # fmt: skip
+            print(
+                f"{self.label}: {report.files_done:,}/{report.files_total:,} files, {status}",
+                file=self.stream,
+                flush=True,
+            )
 
     def __exit__(
         self,

@@ -80,12 +80,12 @@ class RunReport:
 
         lines = [
             f"files: {self.files_seen:,} seen, {self.files_kept:,} kept, "
-            f"{self.files_skipped:,} skipped" + (
-                f" ({counts(self.skipped_by_reason)})" if self.skipped else ""),
-            f"slices: {self.slices:,}" + (
-                f" ({counts(self.slices_by_kind)})" if self.slices_by_kind else ""),
+            f"{self.files_skipped:,} skipped"
+            + (f" ({counts(self.skipped_by_reason)})" if self.skipped else ""),
+            f"slices: {self.slices:,}"
+            + (f" ({counts(self.slices_by_kind)})" if self.slices_by_kind else ""),
             f"read: {self.bytes_read / 1e6:,.1f} MB in {self.seconds:.2f} s",
-        ]  # fmt: skip
+        ]
         dirs = [s for s in self.skipped if s.path.endswith("/")]
         if dirs:
             shown = ", ".join(f"{s.path} ({s.reason})" for s in dirs[:5])

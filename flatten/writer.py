@@ -33,15 +33,18 @@ class AtomicFile:
     def __enter__(self) -> IO[bytes]:
         directory = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(directory):
-            raise OutputError(f"cannot write {self.path}: directory {directory} does not exist",
-                              reason="output-dir-missing")  # fmt: skip
+            raise OutputError(
+                f"cannot write {self.path}: directory {directory} does not exist",
+                reason="output-dir-missing",
+            )
         try:
             fd, self._tmp = tempfile.mkstemp(
                 dir=directory, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp"
             )
         except OSError as exc:
-            raise OutputError(f"cannot write {self.path}: {exc.strerror}",
-                              reason="output-unwritable") from exc  # fmt: skip
+            raise OutputError(
+                f"cannot write {self.path}: {exc.strerror}", reason="output-unwritable"
+            ) from exc
         self._file = os.fdopen(fd, "wb")
         return self._file
 
@@ -63,8 +66,9 @@ class AtomicFile:
                 os.replace(self._tmp, self.path)
                 return
         except OSError as error:
-            raise OutputError(f"cannot write {self.path}: {error.strerror}",
-                              reason="output-unwritable") from error  # fmt: skip
+            raise OutputError(
+                f"cannot write {self.path}: {error.strerror}", reason="output-unwritable"
+            ) from error
         finally:
             if not self._file.closed:
                 self._file.close()
@@ -84,7 +88,9 @@ def write_jsonl(
         return _write(records, handle, to_dict)
 
 
-def _write(records: Iterable[Any], handle: IO[bytes], to_dict: Callable[[Any], dict[str, Any]]) -> int:
+def _write(
+    records: Iterable[Any], handle: IO[bytes], to_dict: Callable[[Any], dict[str, Any]]
+) -> int:
     count = 0
     for record in records:
         handle.write(dumps(to_dict(record)).encode("utf-8") + b"\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from slicers.base import SliceOptions, Sliced, spans_to_slices, split_lines
+from slicers.base import Sliced, SliceOptions, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
 from slicers.slug import AsciidoctorSlugger
 

@@ -13,7 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from slicers.base import LineSpan, SliceOptions, Sliced, is_blank, spans_to_slices, split_lines
+from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
 from slicers.slug import GithubSlugger
 
@@ -34,13 +34,15 @@ _HTML_BLOCK_TAGS = (
 )
 # CommonMark HTML block kinds 1-5: (start, end) patterns; the end may be on the start line.
 _HTML_UNTIL = [
-    (re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
-     re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
+    (
+        re.compile(r"^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
+        re.compile(r"</(?:script|pre|style|textarea)>", re.I),
+    ),
     (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")),
     (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
     (re.compile(r"^ {0,3}<![A-Za-z]"), re.compile(r">")),
     (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>")),
-]  # fmt: skip
+]
 # Kinds 6 and 7 end at a blank line; kind 7 (any lone tag) cannot interrupt a paragraph.
 _HTML_BLOCK_6 = re.compile(rf"^ {{0,3}}</?(?:{_HTML_BLOCK_TAGS})(?:[ \t/>]|$)", re.I)
 _HTML_BLOCK_7 = re.compile(
@@ -48,6 +50,7 @@ _HTML_BLOCK_7 = re.compile(
     r"|\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$"
 )
 
+_HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.I | re.S)
 _INLINE_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")
 _INLINE_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _INLINE_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
@@ -230,8 +233,8 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
 
         item = _LIST_ITEM.match(line)
         if item and (list_indent is None or indent < list_indent):
-            list_indent = _indent(item.group(1)) + len(item.group(2)) + max(
-                1, min(_indent(item.group(3)), 4)
+            list_indent = (
+                _indent(item.group(1)) + len(item.group(2)) + max(1, min(_indent(item.group(3)), 4))
             )
             paragraph_start, lazy = None, _opens_paragraph(line[item.end() :])
             continue
@@ -290,15 +293,25 @@ def _html_block(line: str, *, can_interrupt: bool) -> re.Pattern[str] | bool | N
     return None
 
 
+def _title_from_body(lines: list[str], start: int, blocks: Blocks) -> str | None:
+    """An HTML `<h1>` before the first heading (GitHub READMEs), else a leading level-1 heading."""
+    first = blocks.headings[0] if blocks.headings else None
+    preamble = "\n".join(lines[start : first.line if first else len(lines)])
+    html = _HTML_H1.search(preamble)
+    if html and inline_text(html.group(1)):
+        return inline_text(html.group(1))
+    if first and first.level == 1 and first.text:
+        return first.text
+    return None
+
+
 def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
     lines = split_lines(text)
     matter = front_matter(lines)
     body_start = matter.end if matter else 0
     blocks = scan_blocks(lines, body_start)
 
-    doc_title = matter.title if matter else None
-    if doc_title is None:
-        doc_title = next((h.text for h in blocks.headings if h.level == 1 and h.text), None)
+    doc_title = (matter.title if matter else None) or _title_from_body(lines, body_start, blocks)
 
     spans: list[LineSpan] = []
     if matter:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from slicers.asciidoc import slice_asciidoc
-from slicers.base import Slicer, SliceOptions, Sliced
+from slicers.base import Sliced, SliceOptions, Slicer
 from slicers.markdown import slice_markdown
 from slicers.rst import slice_rst
 from slicers.windows import slice_windows

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from slicers.base import SliceOptions, Sliced, is_blank, spans_to_slices, split_lines
+from slicers.base import Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
 from slicers.slug import DocutilsSlugger
 
@@ -40,11 +40,11 @@ def find_rst_headings(lines: list[str]) -> list[Heading]:
         # Overline, title, underline.
         if char and prev_blank and i + 2 < count and not is_blank(lines[i + 1]):
             title, under = lines[i + 1], lines[i + 2]
-            if _adornment(under) == char and len(under.rstrip()) == len(line.rstrip()):
-                if len(line.rstrip()) >= len(title.strip()):
-                    headings.append(_heading(styles, (char, True), i, i + 3, title))
-                    i += 3
-                    continue
+            width = len(line.rstrip())
+            if _adornment(under) == char and len(under.rstrip()) == width >= len(title.strip()):
+                headings.append(_heading(styles, (char, True), i, i + 3, title))
+                i += 3
+                continue
         # Title, underline.
         if (
             prev_blank

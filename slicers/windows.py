@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slicers.base import LineSpan, SliceOptions, Sliced, is_blank, spans_to_slices, split_lines
+from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
 
 
 def _blocks(

@@ -16,17 +16,27 @@ FIXTURES = PROJECT / "fixtures"
 SHARED = PROJECT.parent / "shared"
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-}  # fmt: skip
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
-    out = subprocess.run(["git", "-c", "init.defaultBranch=trunk", *args], cwd=cwd, env=env,
-                         check=True, capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        ["git", "-c", "init.defaultBranch=trunk", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip()
 
 
@@ -76,13 +86,21 @@ class CliResult:
         return [json.loads(line) for line in self.stdout.splitlines()]
 
 
-def run_cli(*args: str | os.PathLike[str], env: dict[str, str] | None = None,
-            cwd: Path | None = None, timeout: float = 120) -> CliResult:  # fmt: skip
+def run_cli(
+    *args: str | os.PathLike[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> CliResult:
     proc = subprocess.run(
         [sys.executable, "-m", "flatten", *map(str, args)],
-        capture_output=True, text=True, env={**os.environ, **(env or {})},
-        cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 
-def _handler(project_root: Path, token: str | None, seen: list[str]) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    project_root: Path, token: str | None, seen: list[str]
+) -> type[BaseHTTPRequestHandler]:
     expected = "Basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
 
     class Handler(BaseHTTPRequestHandler):
@@ -33,7 +35,8 @@ def _handler(project_root: Path, token: str | None, seen: list[str]) -> type[Bas
             env = {
                 "GIT_PROJECT_ROOT": str(project_root), "GIT_HTTP_EXPORT_ALL": "1",
                 "PATH_INFO": url.path, "QUERY_STRING": url.query,
-                "REQUEST_METHOD": self.command, "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "REQUEST_METHOD": self.command,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
                 "CONTENT_LENGTH": str(len(body)), "REMOTE_ADDR": "127.0.0.1",
                 "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
                 "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),

@@ -71,7 +71,8 @@ def test_read_snapshot_names_a_missing_file(tmp_path):
         ("package-lock.json", "lockfile"), ("go.sum", "lockfile"),
         ("app.min.js", "minified"), ("app.js.map", "sourcemap"),
         ("prod.tfstate", "tfstate"), ("prod.tfstate.backup", "tfstate"),
-        (".env", "secret-file"), (".env.production", "secret-file"), ("certs/tls.key", "secret-file"),
+        (".env", "secret-file"), (".env.production", "secret-file"),
+        ("certs/tls.key", "secret-file"),
         ("home/.kube/config", "secret-file"), ("deploy/id_rsa", "secret-file"),
         ("logo.png", "binary"),
     ],
@@ -107,7 +108,11 @@ def test_secrets_are_redacted_and_counted_and_lines_stay_true():
     redacted = redact(text)
     assert redacted.counts == {"aws-access-key": 1, "aws-secret-key": 1, "private-key": 1,
                                "github-token": 1}  # fmt: skip
-    assert "AKIA" not in redacted.text and "wJalr" not in redacted.text and "MIIEow" not in redacted.text
+    assert (
+        "AKIA" not in redacted.text
+        and "wJalr" not in redacted.text
+        and "MIIEow" not in redacted.text
+    )
     assert "aws_secret_access_key = [REDACTED:aws-secret-key]" in redacted.text
     assert redacted.text.count("\n") == text.count("\n")
     assert redacted.text.endswith("end\n")

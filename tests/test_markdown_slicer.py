@@ -16,11 +16,10 @@ def titles(text: str, max_chars: int = 4000) -> list[str]:
 
 
 def test_atx_headings_start_sections_with_breadcrumbs():
-    sliced = slice_markdown("# A\nintro\n## B\nbody\n### C\nmore\n## D\nend\n", "x.md",
-                            SliceOptions())  # fmt: skip
-    assert [s.section for s in sliced.slices] == [
-        ("A",), ("A", "B"), ("A", "B", "C"), ("A", "D")
-    ]
+    sliced = slice_markdown(
+        "# A\nintro\n## B\nbody\n### C\nmore\n## D\nend\n", "x.md", SliceOptions()
+    )
+    assert [s.section for s in sliced.slices] == [("A",), ("A", "B"), ("A", "B", "C"), ("A", "D")]
     assert [(s.start_line, s.end_line) for s in sliced.slices] == [(1, 2), (3, 4), (5, 6), (7, 8)]
 
 
@@ -62,8 +61,9 @@ def test_dashes_after_a_blank_line_are_a_thematic_break():
 
 
 def test_yaml_front_matter_gives_the_title_and_is_its_own_slice():
-    sliced = slice_markdown("---\ntitle: Guide\nlayout: doc\n---\nIntro\n# Part\nx\n", "g.md",
-                            SliceOptions())  # fmt: skip
+    sliced = slice_markdown(
+        "---\ntitle: Guide\nlayout: doc\n---\nIntro\n# Part\nx\n", "g.md", SliceOptions()
+    )
     assert sliced.doc_title == "Guide"
     first, intro, part = sliced.slices
     assert (first.start_line, first.end_line) == (1, 4)
@@ -121,7 +121,9 @@ def test_oversized_section_splits_at_blank_lines_never_inside_a_fence():
 
 
 def test_ten_thousand_lines_without_headings_become_windows():
-    text = "\n".join(f"line {i} of a long note" + ("\n" if i % 7 == 0 else "") for i in range(10_000))
+    text = "\n".join(
+        f"line {i} of a long note" + ("\n" if i % 7 == 0 else "") for i in range(10_000)
+    )
     sliced = slice_markdown(text, "notes.md", SliceOptions())
     assert len(sliced.slices) > 10
     assert all(s.title.startswith("notes.md") for s in sliced.slices)
@@ -143,13 +145,49 @@ def test_a_single_huge_line_is_kept_whole():
 
 # --- properties -------------------------------------------------------------------------------
 
-BLOCKS = st.sampled_from([
-    "# Title", "## Sub section", "### Deep", "#### x #", "#", "#nope", "Para line", "another line",
-    "Setext\n===", "Setext two\n---", "---", "***", "", "", "```", "```py", "~~~", "````",
-    "    indented # code", "- item", "- item\n  continued", "1. first", "> quote", "> # quoted",
-    "<div>", "</div>", "<!-- c -->", "<!--", "-->", "<pre>", "</pre>", "\t# tab", "   # three",
-    "| a | b |\n|---|---|", "text ``` inline", "===", "  ---", "* * *", "<span>x</span>",
-])  # fmt: skip
+BLOCKS = st.sampled_from(
+    [
+        "# Title",
+        "## Sub section",
+        "### Deep",
+        "#### x #",
+        "#",
+        "#nope",
+        "Para line",
+        "another line",
+        "Setext\n===",
+        "Setext two\n---",
+        "---",
+        "***",
+        "",
+        "",
+        "```",
+        "```py",
+        "~~~",
+        "````",
+        "    indented # code",
+        "- item",
+        "- item\n  continued",
+        "1. first",
+        "> quote",
+        "> # quoted",
+        "<div>",
+        "</div>",
+        "<!-- c -->",
+        "<!--",
+        "-->",
+        "<pre>",
+        "</pre>",
+        "\t# tab",
+        "   # three",
+        "| a | b |\n|---|---|",
+        "text ``` inline",
+        "===",
+        "  ---",
+        "* * *",
+        "<span>x</span>",
+    ]
+)
 documents = st.lists(BLOCKS, max_size=40).map("\n".join)
 
 

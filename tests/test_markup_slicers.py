@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,8 +94,11 @@ def test_github_slugger_matches_github():
     assert github_slug("Ünïcödé ✨ emoji") == "ünïcödé--emoji"
     slugger = GithubSlugger()
     assert [slugger.slug("a"), slugger.slug("a"), slugger.slug("a-1"), slugger.slug("a")] == [
-        "a", "a-1", "a-1-1", "a-2"
-    ]  # fmt: skip
+        "a",
+        "a-1",
+        "a-1-1",
+        "a-2",
+    ]
 
 
 def test_docutils_and_asciidoctor_ids():
@@ -108,7 +113,7 @@ def test_windows_tile_the_range_exactly(lines, max_chars):
     windows = pack_windows(lines, 0, len(lines), max_chars)
     if lines:
         assert windows[0][0] == 0 and windows[-1][1] == len(lines)
-        assert all(a[1] == b[0] for a, b in zip(windows, windows[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(windows))
 
 
 @settings(max_examples=200)

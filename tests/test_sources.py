@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -109,13 +113,25 @@ def test_lfs_pointers_submodules_and_outside_symlinks_are_skipped_with_reasons(m
     repo = make_repo("main")
     outside = tmp_path / "secret.md"
     outside.write_text("# Outside\nshould never be read\n")
-    write(repo.path, {
-        "README.md": "# Main\n",
-        "model.md": "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 10\n",
-    })  # fmt: skip
+    write(
+        repo.path,
+        {
+            "README.md": "# Main\n",
+            "model.md": "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 10\n",
+        },
+    )
     os.symlink(outside, repo.path / "leak.md")
     os.symlink("README.md", repo.path / "alias.md")
-    git(repo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.url, "vendored-sub")
+    git(
+        repo.path,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub.url,
+        "vendored-sub",
+    )
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "all")
     report = RunReport()
@@ -132,9 +148,15 @@ def test_git_listing_and_walk_agree_and_respect_nested_gitignore(make_repo, tmp_
     files = {
         ".gitignore": "*.log\nbuild-out/\n!keep.log\n",
         "docs/.gitignore": "drafts/\n/local.md\n",
-        "docs/a.md": "a", "docs/local.md": "x", "docs/drafts/d.md": "d", "docs/sub/local.md": "s",
-        "app.log": "l", "keep.log": "k", "build-out/x.md": "b", "node_modules/p/README.md": "n",
-    }  # fmt: skip
+        "docs/a.md": "a",
+        "docs/local.md": "x",
+        "docs/drafts/d.md": "d",
+        "docs/sub/local.md": "s",
+        "app.log": "l",
+        "keep.log": "k",
+        "build-out/x.md": "b",
+        "node_modules/p/README.md": "n",
+    }
     repo = make_repo()
     write(repo.path, files)
     plain = tmp_path / "plain"
@@ -148,7 +170,10 @@ def test_git_listing_and_walk_agree_and_respect_nested_gitignore(make_repo, tmp_
 
 
 def test_gitignored_and_noise_directories_are_reported_in_walk_mode(tmp_path):
-    write(tmp_path, {".gitignore": "gen/\n", "gen/a.md": "a", "node_modules/x.md": "x", "a.md": "# A\n"})
+    write(
+        tmp_path,
+        {".gitignore": "gen/\n", "gen/a.md": "a", "node_modules/x.md": "x", "a.md": "# A\n"},
+    )
     report = RunReport()
     list(flatten_root(tmp_path, report=report))
     reasons = {s.path: s.reason for s in report.skipped}
@@ -172,7 +197,9 @@ def test_credentials_are_stripped_from_urls():
 def test_clone_that_needs_auth_fails_clearly_then_works_with_a_token(origin, tmp_path):
     bare = tmp_path / "srv"
     bare.mkdir()
-    subprocess.run(["git", "clone", "-q", "--bare", str(origin.path), str(bare / "r.git")], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(origin.path), str(bare / "r.git")], check=True
+    )
     token = "tok-" + "s3cr3t" * 4
     with serve_git(bare, token=token) as (base, seen):
         url = f"{base}/r.git"
@@ -196,14 +223,54 @@ def test_options_reject_a_bad_kind():
         FlattenOptions(kind="everything")
 
 
-def test_unreadable_file_is_skipped_with_a_reason(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file; permission errors cannot be produced")
-    write(tmp_path, {"a.md": "# A\n", "b.md": "# B\n"})
-    (tmp_path / "b.md").chmod(0)
+def _skips_as_user(tree: Path, uid: int | None, gid: int | None) -> dict[str, str]:
+    """Flatten `tree` in a forked child (as `uid` if given); return its skip reasons."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: everything it needs is imported already
+        code = 0
+        try:
+            os.close(read_end)
+            if uid is not None:
+                os.setgid(gid)
+                os.setuid(uid)
+            report = RunReport()
+            list(flatten_root(tree, report=report))
+            payload = json.dumps({s.path: s.reason for s in report.skipped}).encode()
+            os.write(write_end, payload)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return json.loads(data)
+
+
+def test_unreadable_file_is_skipped_with_a_reason():
+    tree = Path(tempfile.mkdtemp(prefix="df-perm-"))
+    try:
+        tree.chmod(0o755)
+        write(tree, {"a.md": "# A\n", "b.md": "# B\n"})
+        (tree / "a.md").chmod(0o644)
+        (tree / "b.md").chmod(0)
+        # Root reads every file, so as root the child drops to an unprivileged user.
+        nobody = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+        uid, gid = (nobody.pw_uid, nobody.pw_gid) if nobody else (None, None)
+        assert _skips_as_user(tree, uid, gid) == {"b.md": "unreadable"}
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def test_fifo_in_the_tree_is_skipped_not_waited_on(tmp_path):
+    write(tmp_path, {"a.md": "# A\n"})
+    os.mkfifo(tmp_path / "pipe.md")
     report = RunReport()
-    list(flatten_root(tmp_path, report=report))
-    assert {s.path: s.reason for s in report.skipped}["b.md"] == "unreadable"
+    assert [r.source for r in flatten_root(tmp_path, report=report)] == ["a.md"]
+    assert {s.path: s.reason for s in report.skipped}["pipe.md"] == "not-a-file"
 
 
 def test_file_growing_while_read_never_crashes_the_run(tmp_path):
@@ -223,8 +290,9 @@ def test_file_growing_while_read_never_crashes_the_run(tmp_path):
     try:
         report = RunReport()
         try:
-            records = list(flatten_root(tmp_path, FlattenOptions(max_file_size=50_000_000),
-                                        report=report))  # fmt: skip
+            records = list(
+                flatten_root(tmp_path, FlattenOptions(max_file_size=50_000_000), report=report)
+            )
         except Exception as exc:  # only "nothing kept" is acceptable, with the reason
             records = []
             assert getattr(exc, "reason", None) == "nothing-kept"

@@ -25,11 +25,17 @@ from flatten.sources.gitcmd import git_available, run_git, strip_credentials
 def resolve_root(root: str | os.PathLike[str]) -> Path:
     path = Path(root).expanduser()
     if not path.exists():
-        raise SourceError(f"root not found: {path}", reason="root-missing",
-                          hint="pass an existing directory to --root")  # fmt: skip
+        raise SourceError(
+            f"root not found: {path}",
+            reason="root-missing",
+            hint="pass an existing directory to --root",
+        )
     if not path.is_dir():
-        raise SourceError(f"root is not a directory: {path}", reason="root-not-dir",
-                          hint="pass a directory to --root (or use --include to pick files)")  # fmt: skip
+        raise SourceError(
+            f"root is not a directory: {path}",
+            reason="root-not-dir",
+            hint="pass a directory to --root (or use --include to pick files)",
+        )
     if not os.access(path, os.R_OK | os.X_OK):
         raise SourceError(f"root is not readable: {path}", reason="root-unreadable")
     return path.resolve()
@@ -45,10 +51,11 @@ def list_tree(root: Path, prefix: str = "") -> tuple[str, list[Candidate | Skip]
     entries = list(_from_git(root, paths) if paths is not None else _walk(root))
     if prefix:
         entries = [
-            Candidate(prefix + e.rel_path, e.abs_path) if isinstance(e, Candidate)
+            Candidate(prefix + e.rel_path, e.abs_path)
+            if isinstance(e, Candidate)
             else Skip(prefix + e.path, e.reason, e.detail, e.files)
             for e in entries
-        ]  # fmt: skip
+        ]
     entries.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
     return method, entries
 
@@ -64,11 +71,12 @@ def git_provenance(root: Path) -> Provenance:
     origin = run_git(["-C", str(root), "remote", "get-url", "origin"], timeout=30)
     ref = branch.stdout.decode().strip() if branch.returncode == 0 else None
     return Provenance(
-        repo_url=strip_credentials(origin.stdout.decode().strip()) if origin.returncode == 0
+        repo_url=strip_credentials(origin.stdout.decode().strip())
+        if origin.returncode == 0
         else None,
         commit=head.stdout.decode().strip(),
         ref=ref if ref and ref != "HEAD" else None,
-    )  # fmt: skip
+    )
 
 
 def _git_listing(root: Path) -> list[str] | None:
@@ -128,7 +136,9 @@ class _IgnoreRules:
 
     def push(self, base: str, dir_path: str) -> None:
         try:
-            with open(os.path.join(dir_path, ".gitignore"), encoding="utf-8", errors="replace") as f:
+            with open(
+                os.path.join(dir_path, ".gitignore"), encoding="utf-8", errors="replace"
+            ) as f:
                 lines = f.read().splitlines()
         except OSError:
             return
@@ -140,7 +150,7 @@ class _IgnoreRules:
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         for base, spec in reversed(self._specs):
-            local = rel[len(base):] if base else rel
+            local = rel[len(base) :] if base else rel
             result = spec.check_file(local + "/" if is_dir else local)
             if result.include is not None:
                 return result.include

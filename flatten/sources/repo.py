@@ -47,12 +47,12 @@ def validate_subdir(subdir: str | None) -> str | None:
         return None
     posix = subdir.replace("\\", "/")
     if posix.startswith("/") or re.match(r"^[A-Za-z]:", posix):
-        raise UsageError(f"--subdir must be relative to the repository: {subdir!r}",
-                         reason="bad-subdir")  # fmt: skip
+        raise UsageError(
+            f"--subdir must be relative to the repository: {subdir!r}", reason="bad-subdir"
+        )
     parts = [p for p in PurePosixPath(posix).parts if p not in ("", ".")]
     if ".." in parts:
-        raise UsageError(f"--subdir may not leave the repository: {subdir!r}",
-                         reason="bad-subdir")  # fmt: skip
+        raise UsageError(f"--subdir may not leave the repository: {subdir!r}", reason="bad-subdir")
     return "/".join(parts)
 
 
@@ -75,21 +75,52 @@ def _failure(result: GitResult, url: str, what: str) -> SourceError:
     err = result.stderr
     low = err.lower()
     shown = strip_credentials(url)
-    if any(s in low for s in ("authentication failed", "could not read username",
-                              "terminal prompts disabled", "401", "403", "permission denied")):  # fmt: skip
+    if any(
+        s in low
+        for s in (
+            "authentication failed",
+            "could not read username",
+            "terminal prompts disabled",
+            "401",
+            "403",
+            "permission denied",
+        )
+    ):
         return SourceError(
             f"{shown}: the server asked for credentials ({what})",
             reason="auth-required",
             hint="put a token in an environment variable and pass --token-env NAME",
         )
-    if any(s in low for s in ("not found", "does not appear to be a git repository",
-                              "does not exist", "404", "no such file")):  # fmt: skip
-        return SourceError(f"{shown}: repository not found ({what})", reason="repo-not-found",
-                           hint="check the URL; `git ls-remote URL` should list its refs")  # fmt: skip
-    if any(s in low for s in ("could not resolve host", "connection refused", "timed out",
-                              "unable to access", "network is unreachable")):  # fmt: skip
-        return SourceError(f"{shown}: cannot reach the server ({what})", reason="unreachable",
-                           hint=err.splitlines()[-1] if err else None)  # fmt: skip
+    if any(
+        s in low
+        for s in (
+            "not found",
+            "does not appear to be a git repository",
+            "does not exist",
+            "404",
+            "no such file",
+        )
+    ):
+        return SourceError(
+            f"{shown}: repository not found ({what})",
+            reason="repo-not-found",
+            hint="check the URL; `git ls-remote URL` should list its refs",
+        )
+    if any(
+        s in low
+        for s in (
+            "could not resolve host",
+            "connection refused",
+            "timed out",
+            "unable to access",
+            "network is unreachable",
+        )
+    ):
+        return SourceError(
+            f"{shown}: cannot reach the server ({what})",
+            reason="unreachable",
+            hint=err.splitlines()[-1] if err else None,
+        )
     detail = err.splitlines()[-1] if err else f"git exited with {result.returncode}"
     return SourceError(f"{shown}: {what} failed: {detail}", reason="git-failed")
 
@@ -106,9 +137,9 @@ def list_remote(remote: str, env: dict[str, str], secrets: tuple[str, ...]) -> R
         if left.startswith("ref: ") and name == "HEAD":
             default = left[5:].removeprefix("refs/heads/")
         elif name.startswith("refs/heads/"):
-            branches[name[len("refs/heads/"):]] = left
+            branches[name[len("refs/heads/") :]] = left
         elif name.startswith("refs/tags/"):
-            tags[name[len("refs/tags/"):].removesuffix("^{}")] = left
+            tags[name[len("refs/tags/") :].removesuffix("^{}")] = left
     return RemoteRefs(default, branches, tags)
 
 
@@ -126,15 +157,18 @@ def clone(
     if token_env:
         token = os.environ.get(token_env)
         if not token:
-            raise UsageError(f"--token-env {token_env}: that environment variable is not set",
-                             reason="token-missing")  # fmt: skip
+            raise UsageError(
+                f"--token-env {token_env}: that environment variable is not set",
+                reason="token-missing",
+            )
     remote = _remote(url)
     secrets = (token,) if token else ()
     env = git_env(token)
     refs = list_remote(remote, env, secrets)
     if not refs.branches and not refs.tags:
-        raise SourceError(f"{strip_credentials(url)}: the repository is empty (no commits)",
-                          reason="empty-repo")  # fmt: skip
+        raise SourceError(
+            f"{strip_credentials(url)}: the repository is empty (no commits)", reason="empty-repo"
+        )
 
     tmp = tempfile.mkdtemp(prefix="docs-flatten-clone-")
     try:
@@ -147,8 +181,10 @@ def clone(
         if subdir:
             root = (Path(work) / subdir).resolve()
             if not root.is_dir() or not root.is_relative_to(Path(work).resolve()):
-                raise SourceError(f"--subdir {subdir!r} is not a directory in the repository",
-                                  reason="subdir-missing")  # fmt: skip
+                raise SourceError(
+                    f"--subdir {subdir!r} is not a directory in the repository",
+                    reason="subdir-missing",
+                )
         shown = strip_credentials(url) if remote == url else remote
         yield Checkout(
             root=root,
@@ -171,8 +207,11 @@ def _checkout(
     quiet_clone = ["-c", "advice.detachedHead=false", "clone", "--quiet", "--no-tags"]
     name = ref or refs.default_branch or next(iter(sorted(refs.branches)), None)
     if name and (name in refs.branches or name in refs.tags):
-        result = run_git([*quiet_clone, "--depth", "1", "--single-branch", "--branch", name,
-                          remote, work], env=env, secrets=secrets)  # fmt: skip
+        result = run_git(
+            [*quiet_clone, "--depth", "1", "--single-branch", "--branch", name, remote, work],
+            env=env,
+            secrets=secrets,
+        )
         if result.returncode != 0:
             raise _failure(result, remote, f"cloning {name}")
         return name
@@ -183,8 +222,18 @@ def _checkout(
         result = run_git([*quiet_clone, "--no-checkout", remote, work], env=env, secrets=secrets)
         if result.returncode != 0:
             raise _failure(result, remote, "cloning")
-        checkout = run_git(["-C", work, "-c", "advice.detachedHead=false", "checkout", "--quiet",
-                            f"{ref}^{{commit}}"], env=env)  # fmt: skip
+        checkout = run_git(
+            [
+                "-C",
+                work,
+                "-c",
+                "advice.detachedHead=false",
+                "checkout",
+                "--quiet",
+                f"{ref}^{{commit}}",
+            ],
+            env=env,
+        )
         if checkout.returncode == 0:
             return ref
     known = sorted(refs.branches)[:5] + sorted(refs.tags)[:5]
@@ -201,10 +250,13 @@ def _fetch_commit(
     """Depth-1 fetch of one commit, where the server allows fetching by SHA."""
     if run_git(["init", "--quiet", work], env=env).returncode != 0:
         return False
-    fetch = run_git(["-C", work, "fetch", "--quiet", "--depth", "1", remote, sha],
-                    env=env, secrets=secrets)  # fmt: skip
+    fetch = run_git(
+        ["-C", work, "fetch", "--quiet", "--depth", "1", remote, sha], env=env, secrets=secrets
+    )
     if fetch.returncode != 0:
         return False
-    checkout = run_git(["-C", work, "-c", "advice.detachedHead=false", "checkout", "--quiet",
-                        "FETCH_HEAD"], env=env)  # fmt: skip
+    checkout = run_git(
+        ["-C", work, "-c", "advice.detachedHead=false", "checkout", "--quiet", "FETCH_HEAD"],
+        env=env,
+    )
     return checkout.returncode == 0

@@ -1,0 +1,250 @@
+"""The CLI in a real subprocess: exit codes, messages, atomic output, reports, determinism."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, assert_clean_failure, run_cli, write
+
+
+def test_help_reads_well():
+    result = run_cli("--help")
+    assert result.code == 0 and "flatten" in result.stdout
+    sub = run_cli("flatten", "--help")
+    for flag in (
+        "--root",
+        "--repo",
+        "--ref",
+        "--subdir",
+        "--kind",
+        "--output",
+        "--include",
+        "--exclude",
+        "--max-file-size",
+        "--report",
+        "--format",
+        "--token-env",
+    ):
+        assert flag in sub.stdout
+
+
+def test_flatten_a_folder_to_stdout_with_a_summary_on_stderr(tmp_path):
+    write(tmp_path, {"a.md": "# A\ntext\n", "b.rst": "B\n=\n\nbody\n"})
+    result = run_cli("flatten", "--root", tmp_path)
+    assert result.code == 0, result.stderr
+    records = result.records()
+    assert [r["id"] for r in records] == ["a.md#1", "b.rst#1"]
+    assert "files: 2 seen, 2 kept" in result.stderr
+    assert "slices: 2 (markdown 1, rst 1)" in result.stderr
+
+
+def test_same_tree_gives_byte_identical_output(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "docs-tree", tree)
+    first = run_cli("flatten", "--root", tree, "--kind", "auto", "-q")
+    second = run_cli("flatten", "--root", tree, "--kind", "auto", "-q", "--workers", "1")
+    assert first.code == 0 and first.stdout == second.stdout
+
+
+def test_parallel_workers_give_the_same_bytes_as_one(tmp_path):
+    write(tmp_path, {f"d{i // 50}/f{i:04}.md": f"# Doc {i}\n\nbody {i}\n" for i in range(600)})
+    one = run_cli("flatten", "--root", tmp_path, "-q", "--workers", "1")
+    two = run_cli("flatten", "--root", tmp_path, "-q", "--workers", "2")
+    assert one.code == 0 and one.stdout == two.stdout and len(one.records()) == 600
+
+
+def test_ids_are_unique_and_fields_follow_the_contract(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "docs-tree", tree)
+    records = run_cli("flatten", "--root", tree).records()
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids))
+    for r in records:
+        assert list(r)[:7] == ["id", "source", "title", "content", "chunkSize", "repoUrl", "commit"]
+        assert r["chunkSize"] == len(r["content"].encode("utf-8"))
+        assert r["title"] and r["id"] == f"{r['source']}#{r['ordinal']}"
+
+
+def test_missing_root_is_a_clear_failure(tmp_path):
+    assert_clean_failure(run_cli("flatten", "--root", tmp_path / "nope"), 1, "root not found")
+
+
+def test_root_that_is_a_file_is_a_clear_failure(tmp_path):
+    (tmp_path / "f.md").write_text("x")
+    assert_clean_failure(run_cli("flatten", "--root", tmp_path / "f.md"), 1, "not a directory")
+
+
+def test_root_and_repo_together_is_a_usage_error(tmp_path):
+    assert_clean_failure(run_cli("flatten", "--root", tmp_path, "--repo", "x"), 2, "exactly one")
+
+
+def test_unknown_kind_is_a_usage_error(tmp_path):
+    result = run_cli("flatten", "--root", tmp_path, "--kind", "all")
+    assert result.code == 2 and "Traceback" not in result.stderr
+
+
+def test_bad_repo_url_is_a_usage_error():
+    assert_clean_failure(run_cli("flatten", "--repo", "not a url at all"), 2, "not a git URL")
+
+
+def test_nonexistent_repo_and_ref_fail_with_named_reasons(tmp_path, make_repo):
+    assert_clean_failure(
+        run_cli("flatten", "--repo", (tmp_path / "x.git").as_uri()), 1, "not found"
+    )
+    repo = make_repo()
+    repo.commit({"a.md": "# A\n"})
+    assert_clean_failure(
+        run_cli("flatten", "--repo", repo.url, "--ref", "nope"), 1, "ref 'nope' does not exist"
+    )
+
+
+def test_subdir_traversal_is_refused(make_repo):
+    repo = make_repo()
+    repo.commit({"a.md": "# A\n"})
+    assert_clean_failure(run_cli("flatten", "--repo", repo.url, "--subdir", "../.."), 2, "--subdir")
+
+
+def test_docs_kind_on_a_code_only_tree_hints_at_kind_code(tmp_path):
+    write(tmp_path, {f"src/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(5)})
+    out = tmp_path / "out.jsonl"
+    result = run_cli("flatten", "--root", tmp_path, "-o", out)
+    assert_clean_failure(result, 1, "--kind code")
+    assert not out.exists()
+    code = run_cli("flatten", "--root", tmp_path, "--kind", "code")
+    assert code.code == 0 and {r["lang"] for r in code.records()} == {"python"}
+
+
+def test_failed_run_leaves_no_output_file_and_no_temp_files(tmp_path):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "corpus.jsonl").write_text("previous good output\n")
+    write(tmp_path / "src", {"x.py": "print(1)\n"})
+    result = run_cli("flatten", "--root", tmp_path / "src", "-o", out_dir / "corpus.jsonl")
+    assert result.code == 1
+    assert (out_dir / "corpus.jsonl").read_text() == "previous good output\n"
+    assert [p.name for p in out_dir.iterdir()] == ["corpus.jsonl"]
+
+
+def test_output_into_a_missing_directory_is_a_clear_failure(tmp_path):
+    write(tmp_path, {"a.md": "# A\n"})
+    assert_clean_failure(
+        run_cli("flatten", "--root", tmp_path, "-o", tmp_path / "no/dir/x.jsonl"),
+        1,
+        "does not exist",
+    )
+
+
+def test_interrupted_run_leaves_no_partial_file(tmp_path):
+    write(
+        tmp_path / "src", {f"f{i:05}.md": f"# Doc {i}\n" + "text line\n" * 200 for i in range(4000)}
+    )
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "flatten",
+            "flatten",
+            "--root",
+            str(tmp_path / "src"),
+            "-o",
+            str(out),
+            "--workers",
+            "1",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal; nothing to check")
+    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["src"]
+
+
+def test_report_lists_every_skipped_path_with_its_reason(tmp_path):
+    write(
+        tmp_path / "t",
+        {
+            "a.md": "# A\n",
+            "logo.png": b"\x89PNG\r\n\x1a\n\x00",
+            "blob.md": b"\x00\x01binary",
+            "package-lock.json": "{}",
+            ".env": "TOKEN=x",
+            "big.md": "x" * 3000,
+            "notes.md": "Caf\xe9\n".encode("latin-1"),
+            "empty.md": "\n\n",
+        },
+    )
+    report_path = tmp_path / "report.json"
+    result = run_cli(
+        "flatten", "--root", tmp_path / "t", "--max-file-size", "2k", "--report", report_path
+    )
+    assert result.code == 0, result.stderr
+    report = json.loads(report_path.read_text())
+    reasons = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert reasons == {
+        "logo.png": "binary",
+        "blob.md": "binary",
+        "package-lock.json": "lockfile",
+        ".env": "secret-file",
+        "big.md": "too-large",
+        "empty.md": "empty",
+    }
+    assert report["ok"] is True and report["filesKept"] == 2 and report["filesSeen"] == 8
+    assert report["notes"] == [{"path": "notes.md", "note": "not-utf8: decoded as cp1252"}]
+    assert {r["source"] for r in result.records()} == {"a.md", "notes.md"}
+
+
+def test_failed_run_still_writes_a_report_saying_why(tmp_path):
+    write(tmp_path / "t", {"x.py": "print(1)\n"})
+    report_path = tmp_path / "r.json"
+    run_cli("flatten", "--root", tmp_path / "t", "--report", report_path)
+    report = json.loads(report_path.read_text())
+    assert report["ok"] is False and report["error"]["reason"] == "no-docs"
+
+
+def test_secrets_inside_kept_files_are_redacted_and_counted(tmp_path):
+    write(tmp_path, {"ops.md": "# Ops\nUse key AKIAIOSFODNN7EXAMPLE here.\n"})
+    result = run_cli("flatten", "--root", tmp_path)
+    record = result.records()[0]
+    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout
+    assert record["redactions"] == 1 and "[REDACTED:aws-access-key]" in record["content"]
+    assert "secrets redacted: aws-access-key 1" in result.stderr
+
+
+def test_include_and_exclude(tmp_path):
+    write(tmp_path, {"docs/a.md": "# A\n", "docs/b.md": "# B\n", "README.md": "# R\n"})
+    result = run_cli("flatten", "--root", tmp_path, "--include", "docs/*", "--exclude", "*b.md")
+    assert [r["source"] for r in result.records()] == ["docs/a.md"]
+
+
+def test_headings_inside_html_blocks_do_not_split(tmp_path):
+    write(tmp_path, {"a.md": "# Top\n<details>\n# inner\n</details>\n"})
+    assert [r["title"] for r in run_cli("flatten", "--root", tmp_path).records()] == ["Top"]
+
+
+def test_non_tty_progress_is_periodic_lines_not_a_bar(tmp_path):
+    write(tmp_path, {"a.md": "# A\n"})
+    result = run_cli("flatten", "--root", tmp_path)
+    assert "\x1b[" not in result.stderr  # no terminal escapes in CI logs
+
+
+def test_repo_flatten_records_provenance_and_drops_the_clone(make_repo, tmp_path):
+    repo = make_repo()
+    sha = repo.commit({"docs/a.md": "# A\n"})
+    result = run_cli("flatten", "--repo", repo.url, env={"TMPDIR": str(tmp_path)})
+    record = result.records()[0]
+    assert (record["commit"], record["ref"], record["repoUrl"]) == (sha, "trunk", repo.url)
+    assert not [p for p in Path(tmp_path).iterdir() if p.name.startswith("docs-flatten-clone")]
