@@ -169,6 +169,13 @@ def test_git_listing_and_walk_agree_and_respect_nested_gitignore(make_repo, tmp_
         assert kept == expected, method
 
 
+def test_root_that_its_repository_ignores_is_walked(make_repo):
+    repo = make_repo()
+    repo.commit({".gitignore": "site/\n", "README.md": "# R\n"})
+    write(repo.path, {"site/index.md": "# Built\n"})
+    assert [r.source for r in flatten_root(repo.path / "site")] == ["index.md"]
+
+
 def test_gitignored_and_noise_directories_are_reported_in_walk_mode(tmp_path):
     write(
         tmp_path,

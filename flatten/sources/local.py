@@ -88,8 +88,13 @@ def _git_listing(root: Path) -> list[str] | None:
     )
     if result.returncode != 0:
         return None  # not a work tree (or git refuses it): walk instead
-    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return sorted({name for name in names if name})
+    names = sorted({n for n in result.stdout.decode("utf-8", "surrogateescape").split("\0") if n})
+    if (
+        not names
+        and run_git(["-C", str(root), "check-ignore", "-q", "."], timeout=30).returncode == 0
+    ):
+        return None  # the root itself is ignored (a built site/, say): git lists nothing there
+    return names
 
 
 def _noise_prefix(rel: str) -> tuple[str, str] | None:
