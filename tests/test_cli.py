@@ -248,3 +248,29 @@ def test_repo_flatten_records_provenance_and_drops_the_clone(make_repo, tmp_path
     record = result.records()[0]
     assert (record["commit"], record["ref"], record["repoUrl"]) == (sha, "trunk", repo.url)
     assert not [p for p in Path(tmp_path).iterdir() if p.name.startswith("docs-flatten-clone")]
+
+
+def test_progress_bar_on_a_terminal_does_not_touch_stdout(tmp_path):
+    import os
+    import pty
+
+    write(tmp_path / "t", {f"f{i:04}.md": f"# Doc {i}\n\nbody\n" for i in range(300)})
+    leader, follower = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", "flatten", "--root", str(tmp_path / "t")],
+        stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    os.close(follower)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(leader)
+    assert proc.returncode == 0
+    assert len(proc.stdout.decode().splitlines()) == 300  # the bar never reaches stdout
+    assert b"files: 300 seen, 300 kept" in terminal
