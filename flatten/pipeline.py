@@ -100,6 +100,7 @@ def process_file(job: _Job) -> FileOutcome:
             start_line=piece.start_line,
             end_line=piece.end_line,
             redactions=piece.content.count(REDACTION_MARK) if redacted.total else 0,
+            syntax_error=sliced.syntax_error,
         )
         for ordinal, piece in enumerate(sliced.slices, start=1)
     ]

@@ -41,6 +41,7 @@ class Record:
     end_line: int | None = None
     url: str | None = None
     redactions: int = 0
+    syntax_error: bool = False
 
     @property
     def id(self) -> str:
@@ -81,5 +82,6 @@ class Record:
             "ref": self.provenance.ref,
             "url": self.url,
             "redactions": self.redactions or None,
+            "syntaxError": self.syntax_error or None,
         }
         return {k: v for k, v in optional.items() if v is not None}

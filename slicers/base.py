@@ -36,6 +36,7 @@ class Sliced:
     doc_title: str | None = None
     # Notes for the run report, e.g. that a parser failed and windows were used instead.
     notes: tuple[str, ...] = ()
+    syntax_error: bool = False  # the file did not parse cleanly (it was still sliced)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from slicers.asciidoc import slice_asciidoc
 from slicers.base import Sliced, SliceOptions, Slicer
 from slicers.markdown import slice_markdown
 from slicers.rst import slice_rst
+from slicers.terraform import slice_terraform
 from slicers.windows import slice_windows
 
 SLICERS: dict[str, Slicer] = {
@@ -13,6 +14,7 @@ SLICERS: dict[str, Slicer] = {
     "rst": slice_rst,
     "asciidoc": slice_asciidoc,
     "text": slice_windows,
+    "terraform": slice_terraform,
 }
 
 

@@ -1,0 +1,38 @@
+"""Tree-sitter access shared by the structural slicers: cached parsers and true line ranges."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=64)
+def parser(language: str) -> Any:
+    """A parser from the bundled language pack (0.13.0 ships its grammars: no download)."""
+    from tree_sitter_language_pack import get_parser
+
+    return get_parser(language)  # type: ignore[arg-type]
+
+
+def parse(language: str, text: str) -> Any | None:
+    """The syntax tree's root node, or None when the grammar cannot be loaded or parse fails."""
+    try:
+        return parser(language).parse(text.encode("utf-8")).root_node
+    except Exception:  # a missing grammar or a parser fault means windows, never a crash
+        return None
+
+
+def line_range(node: Any) -> tuple[int, int]:
+    """The half-open 0-based line range of a node.
+
+    A node that ends at column 0 of a line ends on the line before: tree-sitter puts the end of
+    a block that swallowed its newline there, and counting that line would be off by one.
+    """
+    start = node.start_point[0]
+    end_row, end_col = node.end_point
+    end = end_row if end_col == 0 and end_row > start else end_row + 1
+    return start, end
+
+
+def node_text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
