@@ -112,17 +112,22 @@ _SHEBANG_LANGS = {
 }  # fmt: skip
 
 
-def noise_dir_reason(name: str) -> str | None:
-    return NOISE_DIRS.get(name)
+def noise_dir(rel_path: str) -> tuple[str, str] | None:
+    """The first noise directory on a file's path (`node_modules/`) and its reason, or None."""
+    parts = PurePosixPath(rel_path).parts
+    for i, part in enumerate(parts[:-1]):
+        reason = NOISE_DIRS.get(part)
+        if reason:
+            return "/".join(parts[: i + 1]) + "/", reason
+    return None
 
 
 def path_skip_reason(rel_path: str) -> str | None:
     """Why a file is skipped by its path alone, or None."""
+    noise = noise_dir(rel_path)
+    if noise:
+        return noise[1]
     path = PurePosixPath(rel_path)
-    for part in path.parts[:-1]:
-        reason = NOISE_DIRS.get(part)
-        if reason:
-            return reason
     name = path.name
     lower = name.lower()
     if name in LOCKFILES:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pathspec
 
-from flatten.classify import NOISE_DIRS
+from flatten.classify import NOISE_DIRS, noise_dir
 from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip
@@ -97,20 +97,11 @@ def _git_listing(root: Path) -> list[str] | None:
     return names
 
 
-def _noise_prefix(rel: str) -> tuple[str, str] | None:
-    parts = PurePosixPath(rel).parts
-    for i, part in enumerate(parts[:-1]):
-        reason = NOISE_DIRS.get(part)
-        if reason:
-            return "/".join(parts[: i + 1]) + "/", reason
-    return None
-
-
 def _from_git(root: Path, paths: list[str]) -> Iterator[Candidate | Skip]:
     noise: Counter[tuple[str, str]] = Counter()
     root_real = os.path.realpath(root)
     for rel in paths:
-        grouped = _noise_prefix(rel)
+        grouped = noise_dir(rel)
         if grouped:
             noise[grouped] += 1
             continue
