@@ -78,7 +78,9 @@ def process_file(job: _Job) -> FileOutcome:
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
     file_class = classify(rel, text[:200].split("\n", 1)[0])
     redacted = redact(text)
-    sliced = slice_text(file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars))
+    sliced = slice_text(
+        file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)
+    )
     if not sliced.slices:
         return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
     doc_hash = sha256_hex(redacted.text)
@@ -101,6 +103,7 @@ def process_file(job: _Job) -> FileOutcome:
             end_line=piece.end_line,
             redactions=piece.content.count(REDACTION_MARK) if redacted.total else 0,
             syntax_error=sliced.syntax_error,
+            meta=piece.meta,
         )
         for ordinal, piece in enumerate(sliced.slices, start=1)
     ]

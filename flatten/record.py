@@ -42,6 +42,7 @@ class Record:
     url: str | None = None
     redactions: int = 0
     syntax_error: bool = False
+    meta: tuple[tuple[str, str], ...] = ()  # format-specific fields (YAML: apiVersion, namespace)
 
     @property
     def id(self) -> str:
@@ -83,5 +84,6 @@ class Record:
             "url": self.url,
             "redactions": self.redactions or None,
             "syntaxError": self.syntax_error or None,
+            **dict(self.meta),
         }
         return {k: v for k, v in optional.items() if v is not None}

@@ -8,7 +8,7 @@ exactly once, in order. A slicer never raises on bad input; it falls back to lin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # The default size budget for one slice, in characters. About 1,000 tokens: large enough to keep
 # a typical docs section whole, small enough for an embedding model's context.
@@ -26,6 +26,8 @@ class Slice:
     section: tuple[str, ...] = ()
     anchor: str | None = None
     symbol: str | None = None
+    # Format-specific record fields, e.g. (("apiVersion", "apps/v1"), ("namespace", "shop")).
+    meta: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,9 @@ class Sliced:
 
 @dataclass(frozen=True)
 class SliceOptions:
+    # Markup and text: characters. Code: non-whitespace characters (as cAST counts them).
     max_chars: int = DEFAULT_MAX_CHARS
+    lang: str | None = None  # the language of a code file (our extension map's names)
 
 
 Slicer = Callable[[str, str, SliceOptions], Sliced]
@@ -69,7 +73,7 @@ class LineSpan:
     section: tuple[str, ...] = ()
     anchor: str | None = None
     symbol: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    meta: tuple[tuple[str, str], ...] = ()
 
 
 def make_slice(lines: list[str], span: LineSpan) -> Slice | None:
@@ -89,6 +93,7 @@ def make_slice(lines: list[str], span: LineSpan) -> Slice | None:
         section=span.section,
         anchor=span.anchor,
         symbol=span.symbol,
+        meta=span.meta,
     )
 
 

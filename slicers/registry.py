@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from slicers.asciidoc import slice_asciidoc
 from slicers.base import Sliced, SliceOptions, Slicer
+from slicers.code import slice_code
 from slicers.markdown import slice_markdown
 from slicers.rst import slice_rst
 from slicers.terraform import slice_terraform
 from slicers.windows import slice_windows
+from slicers.yaml import slice_yaml
 
 SLICERS: dict[str, Slicer] = {
     "markdown": slice_markdown,
@@ -15,16 +19,28 @@ SLICERS: dict[str, Slicer] = {
     "asciidoc": slice_asciidoc,
     "text": slice_windows,
     "terraform": slice_terraform,
+    "yaml": slice_yaml,
+    "code": slice_code,
+    "shell": slice_code,  # tree-sitter bash: one slice per function, top-level code grouped
 }
 
 
-def slice_text(fmt: str, text: str, path: str, options: SliceOptions | None = None) -> Sliced:
+def slice_text(
+    fmt: str,
+    text: str,
+    path: str,
+    options: SliceOptions | None = None,
+    *,
+    lang: str | None = None,
+) -> Sliced:
     """Slice `text` with the slicer for `fmt`; windows for an unknown format or a slicer failure.
 
     Slicers are written not to raise; this is the last guard that keeps one odd file from ending
     a run, and the fallback says so in the result's notes.
     """
     options = options or SliceOptions()
+    if lang is not None:
+        options = replace(options, lang=lang)
     slicer = SLICERS.get(fmt, slice_windows)
     try:
         return slicer(text, path, options)

@@ -19,9 +19,10 @@ _PREFIXES = {"data": "data", "module": "module", "variable": "var", "output": "o
 
 def _labels(block: Any) -> list[str]:
     return [
-        node_text(child).strip('"') for child in block.children
+        node_text(child).strip('"')
+        for child in block.children
         if child.type in ("string_lit", "identifier") and child != block.children[0]
-    ]  # fmt: skip
+    ]
 
 
 def _attribute(block: Any, name: str) -> str | None:

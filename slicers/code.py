@@ -1,0 +1,337 @@
+"""Source code: one slice per top-level declaration, sized by split-then-merge (cAST).
+
+1. The file's top-level nodes become units that tile it: a declaration with the comments and
+   attributes directly above it, or a run of preamble (imports, package clause, globals,
+   top-level statements). Tiling means every line belongs to exactly one unit.
+2. A unit over the budget (non-whitespace characters) splits inside its body at child
+   boundaries (a class into its members, a function into runs of statements); each piece keeps
+   the parent's symbol (`OrderService.checkout`). A piece still too big becomes line windows.
+3. Neighbouring units under the budget merge until the budget is reached.
+
+A language without a grammar here, or a file tree-sitter cannot parse at all, falls back to line
+windows titled with their first signature-like line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
+from slicers.languages import JS_FUNCTION_VALUES, LANGUAGES, NAME_NODES, Language
+from slicers.treesitter import line_range, node_text, parse
+from slicers.windows import pack_windows, part_titles
+
+_MAX_DEPTH = 4
+_TOP_LEVEL = " (top level)"
+_SIGNATURE = re.compile(
+    r"^\s*(?:(?:export|public|private|protected|internal|static|async|abstract|final|pub|"
+    r"override|open|inline|extern|virtual)\s+)*"
+    r"(?:def|fn|func|function|class|struct|enum|interface|trait|impl|module|object|type|"
+    r"record|namespace|package|proc|sub|defmodule|defp?|void|int|let|const|var|val)\b"
+)
+
+
+@dataclass
+class _Unit:
+    start: int  # first line, with leading comments and attributes
+    end: int  # line after the node
+    node: Any | None
+    symbol: str | None  # None for preamble / top-level code
+
+    @property
+    def is_declaration(self) -> bool:
+        return self.symbol is not None
+
+
+def _non_ws(lines: list[str], start: int, end: int) -> int:
+    return sum(len("".join(lines[i].split())) for i in range(start, end))
+
+
+def _is_comment(node: Any) -> bool:
+    return "comment" in node.type
+
+
+def symbol_of(node: Any, lang: Language, stem: str) -> str | None:
+    """The name an engineer would search for, or None if `node` is not a declaration."""
+    kind = node.type
+    if kind not in lang.declarations:
+        return None
+    if kind == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        return symbol_of(inner, lang, stem) if inner is not None else None
+    if kind == "export_statement":
+        inner = node.child_by_field_name("declaration")
+        if inner is not None:
+            return symbol_of(inner, lang, stem)
+        value = node.child_by_field_name("value")
+        if value is None:
+            return None  # `export { a, b }`: part of the preamble
+        name = value.child_by_field_name("name")
+        return node_text(name) if name is not None else stem  # export default: the file's name
+    if kind in ("lexical_declaration", "variable_declaration"):
+        for declarator in node.named_children:
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type in JS_FUNCTION_VALUES:
+                return node_text(declarator.child_by_field_name("name"))
+        return None
+    if kind == "method_declaration" and lang.grammar == "go":
+        return _go_method(node)
+    if kind == "type_declaration":
+        specs = [c.child_by_field_name("name") for c in node.named_children]
+        names = [node_text(n) for n in specs if n is not None]
+        return ", ".join(names) or None
+    if kind == "impl_item":
+        trait, target = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        trait_name = node_text(trait).split("::")[-1] + " for " if trait is not None else ""
+        return f"impl {trait_name}{node_text(target)}"
+    if kind == "template_declaration":
+        inner = node.named_children[-1] if node.named_children else None
+        return symbol_of(inner, lang, stem) if inner is not None else None
+    if kind in ("function_definition", "type_definition") and lang.grammar in ("c", "cpp"):
+        return _c_declarator_name(node)
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return node_text(name)
+    for child in node.named_children:
+        if child.type in NAME_NODES:
+            return node_text(child)
+    return kind.replace("_", " ")
+
+
+def _go_method(node: Any) -> str:
+    name = node_text(node.child_by_field_name("name"))
+    receiver = node.child_by_field_name("receiver")
+    params = receiver.named_children if receiver is not None else []
+    receiver_type = params[0].child_by_field_name("type") if params else None
+    if receiver_type is None:
+        return name
+    text = node_text(receiver_type)
+    return f"({text}).{name}" if text.startswith("*") else f"{text}.{name}"
+
+
+def _c_declarator_name(node: Any) -> str | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None:
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None or declarator.type in ("qualified_identifier", "destructor_name"):
+            return node_text(declarator)
+        declarator = inner
+    return None
+
+
+def _members(node: Any, lang: Language) -> list[Any]:
+    """Top-level nodes, with transparent containers (namespaces) opened."""
+    out: list[Any] = []
+    for child in node.named_children:
+        if child.type in lang.containers:
+            body = child.child_by_field_name("body")
+            out.extend(_members(body if body is not None else child, lang))
+        else:
+            out.append(child)
+    return out
+
+
+def _units(nodes: list[Any], lang: Language, stem: str, prefix: str = "") -> list[_Unit]:
+    """Units in source order; comments and attributes directly above attach to the next node."""
+    units: list[_Unit] = []
+    pending: int | None = None  # first line of the comment/attribute block directly above
+    pending_end = -1
+    for node in nodes:
+        start, end = line_range(node)
+        if _is_comment(node) or node.type in lang.leading:
+            if pending is None or start > pending_end:
+                pending = start
+            pending_end = end
+            continue
+        first = pending if pending is not None and pending_end >= start else start
+        pending = None
+        symbol = symbol_of(node, lang, stem)
+        if symbol is not None and prefix:
+            symbol = f"{prefix}.{symbol}"
+        if symbol is None and units and not units[-1].is_declaration:
+            units[-1].end = max(units[-1].end, end)  # extend the run of preamble
+            continue
+        units.append(_Unit(first, end, node, symbol))
+    return units
+
+
+def _body(node: Any) -> Any | None:
+    """The node whose children a declaration splits into."""
+    for _ in range(_MAX_DEPTH):
+        if node is None:
+            return None
+        body = node.child_by_field_name("body")
+        if body is not None and len(body.named_children) >= 2:
+            return body
+        inner = (
+            body
+            or node.child_by_field_name("definition")
+            or node.child_by_field_name("declaration")
+            or node.child_by_field_name("value")
+            or max(node.named_children, key=lambda c: c.end_byte - c.start_byte, default=None)
+        )
+        if inner is None or inner == node:
+            return None
+        if len(inner.named_children) >= 2 and inner.child_by_field_name("body") is None:
+            return inner
+        node = inner
+    return None
+
+
+@dataclass
+class _Piece:
+    start: int
+    end: int
+    title: str
+    symbol: str | None
+
+
+class _CodeSlicer:
+    def __init__(self, lines: list[str], lang: Language, path: str, max_chars: int) -> None:
+        self.lines = lines
+        self.lang = lang
+        self.path = path
+        self.stem = PurePosixPath(path).name.split(".")[0]
+        # Code is about a third whitespace: half the budget in non-whitespace characters gives
+        # slices about as large on disk as a markdown section.
+        self.budget = max(100, max_chars // 2)
+
+    def size(self, start: int, end: int) -> int:
+        return _non_ws(self.lines, start, end)
+
+    def tile(self, units: list[_Unit], start: int, end: int) -> list[_Unit]:
+        """Stretch units so they cover [start, end) exactly, in order."""
+        if not units:
+            return [_Unit(start, end, None, None)]
+        units[0].start = start
+        for unit, following in itertools.pairwise(units):
+            unit.end = following.start
+        units[-1].end = end
+        return units
+
+    def pieces(self, unit: _Unit, title: str, depth: int) -> list[_Piece]:
+        """A unit as pieces within budget: itself, its split members, or line windows."""
+        if self.size(unit.start, unit.end) <= self.budget:
+            return [_Piece(unit.start, unit.end, title, unit.symbol)]
+        body = _body(unit.node) if unit.node is not None and depth < _MAX_DEPTH else None
+        if body is not None and unit.symbol is not None:
+            members = _units(body.named_children, self.lang, self.stem, prefix=unit.symbol)
+            if len(members) >= 2 or (members and members[0].is_declaration):
+                members = self.tile(members, unit.start, unit.end)
+                split: list[list[_Piece]] = []
+                for member in members:
+                    member.symbol = member.symbol or unit.symbol
+                    split.append(self.pieces(member, member.symbol, depth + 1))
+                return self.merge(split, unit.symbol)
+        return self.windows(unit, title)
+
+    def windows(self, unit: _Unit, title: str) -> list[_Piece]:
+        spans = pack_windows(self.lines, unit.start, unit.end, self.budget * 3 // 2)
+        return [
+            _Piece(s, e, t, unit.symbol)
+            for (s, e), t in zip(spans, part_titles(title, len(spans)), strict=True)
+        ]
+
+    def merge(self, units: list[list[_Piece]], parent: str | None) -> list[_Piece]:
+        """Greedily merge whole neighbours (units that fit in one piece) within the budget.
+
+        A unit that had to be split keeps its pieces to itself.
+        """
+        groups: list[list[_Piece]] = []
+        used = 0
+        mergeable = False
+        for pieces in units:
+            if len(pieces) != 1:
+                groups.extend([piece] for piece in pieces)
+                mergeable = False
+                continue
+            size = self.size(pieces[0].start, pieces[0].end)
+            if mergeable and used + size <= self.budget:
+                groups[-1].append(pieces[0])
+                used += size
+            else:
+                groups.append([pieces[0]])
+                used, mergeable = size, True
+        return self.number_parts([self.join(group, parent) for group in groups])
+
+    def join(self, group: list[_Piece], parent: str | None) -> _Piece:
+        if len(group) == 1:
+            return group[0]
+        titles = list(dict.fromkeys(p.title for p in group))
+        # Declarations name a merged slice; preamble only when there is nothing else.
+        titles = [t for t in titles if not t.endswith(_TOP_LEVEL)] or titles
+        symbols = [p.symbol for p in group if p.symbol and p.symbol != parent] or [parent]
+        if parent and all(t.startswith(parent) for t in titles):
+            short = [t[len(parent) + 1 :] for t in titles if t != parent]
+            title = (
+                parent
+                if not short
+                else f"{parent}.{short[0]}"
+                if len(short) == 1
+                else f"{parent}: {', '.join(short[:4])}"
+            )
+            more = len(short) - 4
+        else:
+            title = ", ".join(titles[:4])
+            more = len(titles) - 4
+        if more > 0:
+            title += f" (+{more} more)"
+        return _Piece(group[0].start, group[-1].end, title, symbols[0])
+
+    def number_parts(self, pieces: list[_Piece]) -> list[_Piece]:
+        """Pieces that share a title (statement runs of one function) get `(part k/n)`."""
+        counts: dict[str, int] = {}
+        for piece in pieces:
+            counts[piece.title] = counts.get(piece.title, 0) + 1
+        seen: dict[str, int] = {}
+        for piece in pieces:
+            if counts[piece.title] > 1 and "(part " not in piece.title:
+                seen[piece.title] = seen.get(piece.title, 0) + 1
+                piece.title = f"{piece.title} (part {seen[piece.title]}/{counts[piece.title]})"
+        return pieces
+
+
+def signature_title(lines: list[str], start: int, end: int, fallback: str) -> str:
+    """The first signature-like line of a window (`def run(...)`), else its first line."""
+    first = None
+    for i in range(start, end):
+        line = lines[i].strip()
+        if not line:
+            continue
+        if first is None:
+            first = line
+        if _SIGNATURE.match(line):
+            return line[:80]
+    return (first or fallback)[:80]
+
+
+def slice_windows_with_signatures(text: str, path: str, options: SliceOptions) -> Sliced:
+    lines = split_lines(text)
+    spans = [
+        LineSpan(s, e, title=signature_title(lines, s, e, path))
+        for s, e in pack_windows(lines, 0, len(lines), options.max_chars)
+    ]
+    return Sliced(slices=spans_to_slices(lines, spans))
+
+
+def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
+    lang = LANGUAGES.get(options.lang or "")
+    root = parse(lang.grammar, text) if lang else None
+    if lang is None or root is None:
+        return slice_windows_with_signatures(text, path, options)
+    lines = split_lines(text)
+    slicer = _CodeSlicer(lines, lang, path, options.max_chars)
+    units = slicer.tile(_units(_members(root, lang), lang, slicer.stem), 0, len(lines))
+    if not any(u.is_declaration for u in units) and root.has_error:
+        fallback = slice_windows_with_signatures(text, path, options)
+        return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)
+    per_unit = [slicer.pieces(u, u.symbol or f"{path}{_TOP_LEVEL}", 0) for u in units]
+    pieces = slicer.merge(per_unit, None)
+    spans = [LineSpan(p.start, p.end, title=p.title, symbol=p.symbol) for p in pieces]
+    slices = spans_to_slices(lines, spans)
+    notes = (f"{lang.grammar}: syntax errors; sliced by what parsed",) if root.has_error else ()
+    return Sliced(slices=slices, notes=notes, syntax_error=root.has_error)
