@@ -29,7 +29,7 @@ _MAX_DEPTH = 4
 _TOP_LEVEL = " (top level)"
 _SIGNATURE = re.compile(
     r"^\s*(?:(?:export|public|private|protected|internal|static|async|abstract|final|pub|"
-    r"override|open|inline|extern|virtual)\s+)*"
+    r"override|open|inline|extern|virtual|local|unsafe|const)\s+)*"
     r"(?:def|fn|func|function|class|struct|enum|interface|trait|impl|module|object|type|"
     r"record|namespace|package|proc|sub|defmodule|defp?|void|int|let|const|var|val)\b"
 )
@@ -256,7 +256,10 @@ class _CodeSlicer:
             else:
                 groups.append([pieces[0]])
                 used, mergeable = size, True
-        return self.number_parts([self.join(group, parent) for group in groups])
+        joined = [self.join(group, parent) for group in groups]
+        # Runs of statements of one split declaration share its name: number them. (At the
+        # top level, equal titles are separate preamble runs, not parts of one thing.)
+        return self.number_parts(joined) if parent else joined
 
     def join(self, group: list[_Piece], parent: str | None) -> _Piece:
         if len(group) == 1:

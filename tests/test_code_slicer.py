@@ -1,0 +1,144 @@
+"""The code slicer: declarations with their comments, cAST split and merge, true line ranges."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from slicers import SliceOptions, slice_text
+from slicers.languages import LANGUAGES
+from tests.conftest import FIXTURES
+from tests.slicer_invariants import assert_covers
+
+APP = FIXTURES / "app-repo"
+
+
+def code(path: str, lang: str, max_chars: int = 4000, fmt: str = "code"):
+    text = (APP / path).read_text()
+    result = slice_text(fmt, text, path, SliceOptions(max_chars), lang=lang)
+    assert_covers(text, result)
+    return result
+
+
+def test_oversized_class_splits_into_methods_that_keep_the_class_name():
+    result = code("services/orders/order_service.py", "python", max_chars=1600)
+    titles = [s.title for s in result.slices]
+    assert "OrderService.checkout" in titles
+    assert any(t.startswith("OrderService") and "cancel" in t for t in titles)
+    checkout = result.slices[titles.index("OrderService.checkout")]
+    assert checkout.symbol == "OrderService.checkout"
+    assert checkout.content.lstrip().startswith("def checkout(")
+    assert checkout.content.rstrip().endswith("return order")
+
+
+def test_small_neighbours_merge_up_to_the_budget():
+    result = code("services/orders/order_service.py", "python")
+    assert len(result.slices) < 8
+    assert any(s.title.startswith("LineItem, Order") for s in result.slices)
+
+
+def test_go_methods_are_named_with_their_receiver():
+    symbols = [s.symbol for s in code("services/gateway/server.go", "go", max_chars=200).slices]
+    assert "(*Server).Run" in symbols and "Server.HandleHealth" in symbols
+
+
+def test_leading_doc_comments_belong_to_their_declaration():
+    result = code("services/gateway/server.go", "go", max_chars=600)
+    run = next(s for s in result.slices if s.symbol == "(*Server).Run")
+    assert run.content.startswith("// Run serves until the context ends.")
+    assert run.end_line == run.start_line + 8  # not one past the closing brace
+
+
+def test_rust_impl_blocks_are_named_like_rust_does():
+    symbols = [s.symbol for s in code("lib/geometry/src/lib.rs", "rust", max_chars=200).slices]
+    assert "impl Display for Point" in symbols and "impl Point" in symbols
+    point = next(
+        s for s in code("lib/geometry/src/lib.rs", "rust", 200).slices if s.symbol == "Point"
+    )
+    assert point.content.startswith("/// A point") and "#[derive" in point.content
+
+
+def test_export_default_function_is_named_after_its_file():
+    result = code("web/src/App.tsx", "tsx", max_chars=100)
+    assert "App" in [s.symbol for s in result.slices]
+
+
+def test_decorated_python_function_is_named_by_its_own_name():
+    text = (
+        "import x\n\n@app.route('/')\n@login_required\ndef index():\n    return render('index')\n"
+    )
+    result = slice_text("code", text, "views.py", SliceOptions(60), lang="python")
+    index = next(s for s in result.slices if s.symbol == "index")
+    assert index.content.index("@app.route") < index.content.index("@login_required")
+
+
+def test_cpp_namespaces_are_opened_and_qualified_methods_named():
+    symbols = [s.symbol for s in code("native/cache.cpp", "cpp", max_chars=150).slices]
+    assert {"PriceCache", "PriceCache::put", "PriceCache::get", "clamp_price"} <= set(symbols)
+
+
+def test_csharp_block_namespace_is_opened():
+    titles = [s.title for s in code("dotnet/Orders/OrderController.cs", "csharp").slices]
+    assert titles == ["OrderController, CreateOrder"]  # the namespace itself is not a unit
+
+
+def test_shell_functions_and_grouped_top_level_code():
+    result = code("scripts/deploy.sh", "bash", max_chars=400, fmt="shell")
+    titles = [s.title for s in result.slices]
+    assert "require" in titles and "rollout" in titles
+    require = next(s for s in result.slices if s.title == "require")
+    assert "# Fail early when a tool is missing.\nrequire() {" in require.content
+
+
+def test_function_too_big_for_the_budget_becomes_windows_of_its_statements():
+    body = "\n".join(f"    step_{i} = compute({i}, value)" for i in range(300))
+    text = f"def pipeline(value):\n{body}\n    return value\n"
+    result = slice_text("code", text, "big.py", SliceOptions(1000), lang="python")
+    assert len(result.slices) > 3
+    assert all(s.title.startswith("pipeline") for s in result.slices)
+    assert_covers(text, result)
+
+
+def test_unknown_language_windows_are_titled_with_a_signature_line():
+    text = "-- helpers\nlocal function add(a, b)\n  return a + b\nend\n"
+    result = slice_text("code", text, "m.lua", lang="lua")
+    assert result.slices[0].title == "local function add(a, b)"
+
+
+def test_syntax_errors_still_slice_everything_and_say_so():
+    text = "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass Fine:\n    x = 1\n"
+    result = slice_text("code", text, "bad.py", lang="python")
+    assert result.syntax_error
+    assert_covers(text, result)
+
+
+TOKENS = st.sampled_from([
+    "def f():", "class A:", "    return 1", "    pass", "@dec", "# comment", "", "import os",
+    "func (s *S) M() {", "}", "{", "fn main() {", "impl T for S {", "#[derive(Debug)]",
+    "export default function () {", "const f = () => {", "class K {", "  m() {}", "/* c */",
+    "namespace N {", "public class C {", "void f(int x) {", "#ifndef X", "#endif", "end",
+    "module M", "def m", "function f {", "f() {", "<?php", "object O {", "fun g() {}",
+    '"unterminated', "(((", "\t\tdeep", "x = [", "]",
+])  # fmt: skip
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.sampled_from(sorted(LANGUAGES)),
+    st.lists(TOKENS, max_size=60).map("\n".join) | st.text(max_size=400),
+    st.integers(100, 3000),
+)
+def test_never_raises_and_covers_every_line_in_every_language(lang, text, max_chars):
+    fmt = "shell" if lang == "bash" else "code"
+    assert_covers(text, slice_text(fmt, text, "f.x", SliceOptions(max_chars), lang=lang))
+
+
+def test_deeply_nested_code_does_not_recurse_without_bound():
+    text = (
+        "def f():\n"
+        + "".join("    " * i + "if x:\n" for i in range(1, 200))
+        + "    " * 200
+        + "pass\n"
+    )
+    result = slice_text("code", text, "deep.py", SliceOptions(300), lang="python")
+    assert_covers(text, result)
