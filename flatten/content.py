@@ -10,6 +10,7 @@ cp1252 and noted.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 
@@ -109,11 +110,13 @@ def _decode_impure(data: bytes) -> tuple[str, str]:
     return data.decode("cp1252", errors="replace"), "not-utf8: decoded as cp1252"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")  # not \t \n \v \f \r or ESC
+
+
 def _control_share(text: str) -> float:
     if not text:
         return 0.0
-    controls = sum(1 for c in text if c < " " and c not in "\n\r\t\f\v\x1b")
-    return controls / len(text)
+    return len(_CONTROL.findall(text)) / len(text)
 
 
 def looks_minified(text: str) -> bool:

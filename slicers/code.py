@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -45,10 +46,6 @@ class _Unit:
     @property
     def is_declaration(self) -> bool:
         return self.symbol is not None
-
-
-def _non_ws(lines: list[str], start: int, end: int) -> int:
-    return sum(len("".join(lines[i].split())) for i in range(start, end))
 
 
 def _is_comment(node: Any) -> bool:
@@ -199,9 +196,11 @@ class _CodeSlicer:
         # Code is about a third whitespace: half the budget in non-whitespace characters gives
         # slices about as large on disk as a markdown section.
         self.budget = max(100, max_chars // 2)
+        # Prefix sums of non-whitespace characters per line: any range's size in O(1).
+        self._non_ws = [0, *accumulate(len(s) - s.count(" ") - s.count("\t") for s in lines)]
 
     def size(self, start: int, end: int) -> int:
-        return _non_ws(self.lines, start, end)
+        return self._non_ws[end] - self._non_ws[start]
 
     def tile(self, units: list[_Unit], start: int, end: int) -> list[_Unit]:
         """Stretch units so they cover [start, end) exactly, in order."""

@@ -17,93 +17,34 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus
+
 PROJECT = Path(__file__).resolve().parents[2]
-WORDS = (
-    "parcel",
-    "carrier",
-    "tracking",
-    "event",
-    "webhook",
-    "timeline",
-    "deploy",
-    "cluster",
-    "config",
-    "token",
-    "retry",
-    "database",
-    "schema",
-    "index",
-    "query",
-    "cache",
-    "latency",
-    "request",
-    "response",
-    "handler",
-    "service",
-    "client",
-    "install",
-    "upgrade",
-    "migrate",
-    "rollback",
-    "release",
-    "version",
-    "branch",
-    "commit",
-    "review",
-    "build",
-    "test",
-)
 
 
-def _sentence(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
+def generate_tree(root: Path, files: int, megabytes: float, mix: str = "docs+python") -> Path:
+    """A deterministic tree of `files` files and about `megabytes` MB.
 
-
-def _markdown(rng: random.Random, target: int) -> str:
-    parts = [f"# {_sentence(rng)[:40]}\n"]
-    size = 0
-    while size < target:
-        kind = rng.random()
-        if kind < 0.15:
-            block = f"{'#' * rng.randint(2, 4)} {_sentence(rng)[:50]}\n"
-        elif kind < 0.30:
-            body = "\n".join(f"    {rng.choice(WORDS)}({rng.randint(0, 99)})" for _ in range(6))
-            block = f"```python\n# {rng.choice(WORDS)}\n{body}\n```\n"
-        elif kind < 0.40:
-            block = "\n".join(f"- {_sentence(rng)}" for _ in range(4)) + "\n"
-        else:
-            block = " ".join(_sentence(rng) for _ in range(4)) + "\n"
-        parts.append(block)
-        size += len(block)
-    return "\n".join(parts)
-
-
-def _code(rng: random.Random, target: int) -> str:
-    parts = ['"""Generated module."""\n\nimport os\n']
-    size = 0
-    while size < target:
-        name = f"{rng.choice(WORDS)}_{rng.randint(0, 9999)}"
-        body = "\n".join(f"    x = {rng.choice(WORDS)!r} * {i}" for i in range(rng.randint(3, 12)))
-        block = f"\ndef {name}(value):\n    '''{_sentence(rng)}'''\n{body}\n    return x\n"
-        parts.append(block)
-        size += len(block)
-    return "".join(parts)
-
-
-def generate_tree(root: Path, files: int, megabytes: float, docs_share: float = 0.5) -> Path:
-    """A deterministic tree: `files` files, about `megabytes` MB, half markdown, half Python."""
+    `docs+python`: half markdown, half Python. `mixed`: markdown, Python, Go, TypeScript, Rust,
+    Java, Terraform, YAML manifests and shell in realistic shares.
+    """
     marker = root.with_name(root.name + ".complete")
     if marker.exists():
         return root
     rng = random.Random(files)
     per_file = int(megabytes * 1e6 / files)
+    if mix == "mixed":
+        suffixes = list(corpus.MIXED)
+        weights = [share for _, share in corpus.MIXED.values()]
+    else:
+        suffixes, weights = [".md", ".py"], [0.5, 0.5]
     for i in range(files):
         folder = root / f"pkg{i % 40:02}" / f"sub{i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
-        if rng.random() < docs_share:
-            (folder / f"doc_{i:05}.md").write_text(_markdown(rng, per_file))
-        else:
-            (folder / f"mod_{i:05}.py").write_text(_code(rng, per_file))
+        suffix = rng.choices(suffixes, weights)[0]
+        generator = corpus.MIXED[suffix][0]
+        (folder / f"f{i:05}{suffix}").write_text(generator(rng, per_file))
     marker.write_text("")
     return root
 
@@ -172,6 +113,59 @@ def measure(name: str, tree: Path, kind: str, out: Path) -> Measurement:
     )
 
 
+@dataclass
+class SliceRate:
+    format: str
+    files: int
+    megabytes: float
+    seconds: float
+    mb_per_s_per_core: float
+    slices: int
+
+
+_FORMATS = {  # benchmark name -> (slicer format, language, generator)
+    "markdown": ("markdown", None, corpus.markdown),
+    "python": ("code", "python", corpus.python),
+    "go": ("code", "go", corpus.go),
+    "typescript": ("code", "typescript", corpus.typescript),
+    "rust": ("code", "rust", corpus.rust),
+    "java": ("code", "java", corpus.java),
+    "terraform": ("terraform", "hcl", corpus.terraform),
+    "yaml": ("yaml", None, corpus.yaml),
+    "shell": ("shell", "bash", corpus.shell),
+    "text windows": ("text", None, corpus.markdown),
+}
+
+
+def slicing_rates(files: int = 150, size: int = 13_000) -> list[SliceRate]:
+    """Single-threaded slicing throughput per format, in this process (MB/s per core)."""
+    from slicers import SliceOptions, slice_text
+
+    rates = []
+    for name, (fmt, lang, generator) in _FORMATS.items():
+        rng = random.Random(name)
+        texts = [generator(rng, size) for _ in range(files)]
+        slice_text(fmt, texts[0], "warm-up", SliceOptions(), lang=lang)  # load the grammar
+        started = time.perf_counter()
+        count = sum(
+            len(slice_text(fmt, t, f"f{i}", SliceOptions(), lang=lang).slices)
+            for i, t in enumerate(texts)
+        )
+        seconds = time.perf_counter() - started
+        megabytes = sum(len(t.encode()) for t in texts) / 1e6
+        rates.append(
+            SliceRate(
+                name,
+                files,
+                round(megabytes, 1),
+                round(seconds, 2),
+                round(megabytes / seconds, 1),
+                count,
+            )
+        )
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
@@ -179,24 +173,37 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
-    trees = {
-        "3k-40MB": generate_tree(work / "tree-3k", 3000, 40),
-        "5k-66MB": generate_tree(work / "tree-5k", 5000, 66),
-        "6k-80MB": generate_tree(work / "tree-6k", 6000, 80),
-    }
-    results = [
-        measure(f"flatten {name} --kind {kind}", tree, kind, work / f"{name}-{kind}.jsonl")
-        for name, tree in trees.items()
-        for kind in ("docs", "auto")
+    runs = [
+        ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),
+        ("docs+py 5k/66MB", generate_tree(work / "docs-5k", 5000, 66), "docs"),
+        ("docs+py 6k/80MB", generate_tree(work / "docs-6k", 6000, 80), "docs"),
+        ("mixed 3k/40MB", generate_tree(work / "mixed-3k", 3000, 40, "mixed"), "auto"),
+        ("mixed 6k/80MB", generate_tree(work / "mixed-6k", 6000, 80, "mixed"), "auto"),
     ]
-    header = f"{'benchmark':<32} {'files':>6} {'MB':>6} {'s':>6} {'files/s':>8} {'MB/s':>6} {'RSS MB':>7} {'slices':>7}"  # noqa: E501
+    results = [
+        measure(f"{name} --kind {kind}", tree, kind, work / f"{tree.name}-{kind}.jsonl")
+        for name, tree, kind in runs
+    ]
+    header = f"{'flatten':<30} {'files':>6} {'MB':>6} {'s':>6} {'files/s':>8} {'MB/s':>6} {'RSS MB':>7} {'slices':>7}"  # noqa: E501
     print(header)
     print("-" * len(header))
     for m in results:
         print(
-            f"{m.name:<32} {m.files:>6} {m.megabytes:>6} {m.seconds:>6} {m.files_per_s:>8} "
+            f"{m.name:<30} {m.files:>6} {m.megabytes:>6} {m.seconds:>6} {m.files_per_s:>8} "
             f"{m.mb_per_s:>6} {m.peak_rss_mb:>7} {m.slices:>7}"
         )
+
+    rates = slicing_rates()
+    print()
+    header = f"{'slicing (1 core)':<30} {'files':>6} {'MB':>6} {'s':>6} {'MB/s':>8} {'slices':>7}"
+    print(header)
+    print("-" * len(header))
+    for r in rates:
+        print(
+            f"{r.format:<30} {r.files:>6} {r.megabytes:>6} {r.seconds:>6} "
+            f"{r.mb_per_s_per_core:>8} {r.slices:>7}"
+        )
+
     machine = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
@@ -205,7 +212,15 @@ def main() -> None:
     }
     out = Path(args.json) if args.json else work / "results.json"
     out.write_text(
-        json.dumps({"machine": machine, "flatten": [asdict(m) for m in results]}, indent=2) + "\n"
+        json.dumps(
+            {
+                "machine": machine,
+                "flatten": [asdict(m) for m in results],
+                "slicing": [asdict(r) for r in rates],
+            },
+            indent=2,
+        )
+        + "\n"
     )
     print(f"\nJSON: {out}")
 
