@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slicers import SliceOptions, slice_text
+from slicers import SLICERS, SliceOptions, slice_text
 from slicers.slug import GithubSlugger, asciidoctor_id, docutils_id, github_slug
 from slicers.windows import pack_windows
 from tests.slicer_invariants import assert_covers
@@ -125,3 +125,11 @@ def test_every_markup_slicer_covers_arbitrary_text(fmt, text):
 def test_text_windows_are_titled_with_the_path():
     sliced = slice_text("text", "a\n\nb\n", "LICENSE")
     assert [s.title for s in sliced.slices] == ["LICENSE"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(SLICERS)), st.binary(max_size=3000))
+def test_no_slicer_raises_on_binary_garbage(fmt, data):
+    text = data.decode("latin-1")  # garbage that slipped past the binary probe
+    for lang in (None, "python", "go", "rust", "bash", "hcl"):
+        assert_covers(text, slice_text(fmt, text, "garbage", SliceOptions(300), lang=lang))

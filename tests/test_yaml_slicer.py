@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slicers import SliceOptions, slice_text
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run_cli
 from tests.slicer_invariants import assert_covers
 
 GITOPS = FIXTURES / "gitops"
@@ -92,3 +93,20 @@ YAML_PIECES = st.sampled_from([
 @given(st.lists(YAML_PIECES, max_size=50).map("\n".join) | st.text(max_size=600))
 def test_never_raises_and_covers_every_line(text):
     assert_covers(text, slice_text("yaml", text, "f.yaml", SliceOptions(300)))
+
+
+def test_forty_thousand_line_manifest_through_the_cli(tmp_path):
+    tree = tmp_path / "gitops"
+    shutil.copytree(GITOPS, tree)
+    (tree / "generated").mkdir()
+    (tree / "generated" / "huge.yaml").write_text(generated_manifest(40_000))
+    report = tmp_path / "r.json"
+    capped = run_cli("flatten", "--root", tree, "--kind", "auto", "-q", "--max-file-size", "512k",
+                     "--report", report)  # fmt: skip
+    assert capped.code == 0
+    assert "generated/huge.yaml" not in {r["source"] for r in capped.records()}
+    assert '"too-large"' in report.read_text()  # skipped, and said so
+    raised = run_cli("flatten", "--root", tree, "--kind", "auto", "-q")  # 0.98 MB < 1 MiB
+    huge = [r for r in raised.records() if r["source"] == "generated/huge.yaml"]
+    assert len(huge) > 100 and huge[-1]["endLine"] == 40_000
+    assert huge[0]["title"].startswith("ConfigMap/huge (part 1/")
