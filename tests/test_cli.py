@@ -253,24 +253,31 @@ def test_repo_flatten_records_provenance_and_drops_the_clone(make_repo, tmp_path
 def test_progress_bar_on_a_terminal_does_not_touch_stdout(tmp_path):
     import os
     import pty
+    import threading
 
     write(tmp_path / "t", {f"f{i:04}.md": f"# Doc {i}\n\nbody\n" for i in range(300)})
     leader, follower = pty.openpty()
+    terminal = bytearray()
+
+    def drain() -> None:  # a terminal reads all the time; an unread pty would block the writer
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            terminal.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     proc = subprocess.run(
         [sys.executable, "-m", "flatten", "flatten", "--root", str(tmp_path / "t")],
         stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL, timeout=120,
     )  # fmt: skip
     os.close(follower)
-    terminal = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        terminal += chunk
+    reader.join(timeout=10)
     os.close(leader)
     assert proc.returncode == 0
     assert len(proc.stdout.decode().splitlines()) == 300  # the bar never reaches stdout
-    assert b"files: 300 seen, 300 kept" in terminal
+    assert b"files: 300 seen, 300 kept" in bytes(terminal)
