@@ -1,0 +1,231 @@
+"""What every `docs-flatten` command shares: the app, option types, and the one place where
+errors become messages and exit codes (0 ok, 1 failure, 2 usage error)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from flatten.errors import FlattenError, UsageError
+from flatten.pipeline import DEFAULT_MAX_FILE_SIZE, FlattenOptions, flatten_repo, flatten_root
+from flatten.record import Record
+from flatten.report import RunReport
+from slicers import DEFAULT_MAX_CHARS
+
+app = typer.Typer(
+    name="docs-flatten",
+    help="Turn documentation and code into a searchable, citable corpus of JSONL records, "
+    "and search it from a local index.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Kind(StrEnum):
+    docs = "docs"
+    code = "code"
+    auto = "auto"
+
+
+def fail(message: str, *, hint: str | None = None, code: int = 1) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    if hint:
+        typer.echo(f"hint: {hint}", err=True)
+    raise typer.Exit(code)
+
+
+def reports_errors(command: F) -> F:
+    """Map the error hierarchy (and Ctrl-C, and a closed pipe) to messages and exit codes."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except FlattenError as exc:
+            fail(exc.message, hint=exc.hint, code=exc.exit_code)
+        except KeyboardInterrupt:
+            typer.echo("interrupted: nothing was written", err=True)
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            raise typer.Exit(0) from None  # the reader went away (`| head`): not an error
+
+    return wrapper  # type: ignore[return-value]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "m": 1000**2,
+    "g": 1000**3,
+    "ki": 1024,
+    "mi": 1024**2,
+    "gi": 1024**3,
+}
+
+
+def parse_size(text: str) -> int:
+    """`1048576`, `512k`, `1MiB`, `2MB` -> bytes."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(
+            f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
+        )
+    unit = (match.group(2) or "").lower().removesuffix("b")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
+# Options shared by the commands that flatten (flatten, ingest, index DIR).
+Root = Annotated[Path | None, typer.Option("--root", help="A local directory.", show_default=False)]
+Repo = Annotated[
+    str | None,
+    typer.Option(
+        "--repo",
+        show_default=False,
+        help="A git URL or path to clone (shallow, into a temporary directory).",
+    ),
+]
+Ref = Annotated[
+    str | None,
+    typer.Option(
+        "--ref",
+        show_default=False,
+        help="Branch, tag or commit SHA [default: the remote's default branch].",
+    ),
+]
+Subdir = Annotated[
+    str | None,
+    typer.Option(
+        "--subdir",
+        show_default=False,
+        help="Only this folder of the repository (sources stay repository-relative).",
+    ),
+]
+TokenEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--token-env",
+        metavar="NAME",
+        show_default=False,
+        help="Environment variable holding a token for the clone (never printed).",
+    ),
+]
+KindOption = Annotated[
+    Kind,
+    typer.Option(
+        "--kind",
+        help="docs: markdown, reST, AsciiDoc, text. code/auto: every text file, "
+        "sliced by its structure.",
+    ),
+]
+Include = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--include", metavar="GLOB", show_default=False, help="Only paths matching (repeatable)."
+    ),
+]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude", metavar="GLOB", show_default=False, help="Skip paths matching (repeatable)."
+    ),
+]
+MaxFileSize = Annotated[
+    str,
+    typer.Option("--max-file-size", metavar="SIZE", help="Skip larger files (1MiB, 512k, bytes)."),
+]
+MaxChars = Annotated[
+    int, typer.Option("--max-chars", help="Size budget of one slice, in characters.")
+]
+Workers = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        show_default=False,
+        help="Worker processes [default: one per core on large trees].",
+    ),
+]
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")]
+# Options shared by the index and query commands.
+StoreDir = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        metavar="DIR",
+        show_default=False,
+        help="The index directory [default: $DOCS_FLATTEN_STORE or .docs-flatten].",
+    ),
+]
+Corpus = Annotated[
+    str | None, typer.Option("--corpus", show_default=False, help="Only this corpus.")
+]
+Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Config = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        show_default=False,
+        help="Config file [default: ./docs-flatten.yaml if present].",
+    ),
+]
+
+
+def flatten_options(
+    kind: Kind,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    max_file_size: str,
+    max_chars: int,
+    workers: int,
+) -> FlattenOptions:
+    return FlattenOptions(
+        kind=kind.value,
+        include=tuple(include or ()),
+        exclude=tuple(exclude or ()),
+        max_file_size=parse_size(max_file_size) if max_file_size else DEFAULT_MAX_FILE_SIZE,
+        max_chars=max_chars,
+        workers=workers,
+    )
+
+
+def source_records(
+    root: Path | None,
+    repo: str | None,
+    ref: str | None,
+    subdir: str | None,
+    token_env: str | None,
+    options: FlattenOptions,
+    report: RunReport,
+    on_progress: Callable[[RunReport], None] | None = None,
+) -> Iterator[Record]:
+    """The records of --root or --repo (exactly one), after checking the flags fit together."""
+    if (root is None) == (repo is None):
+        raise UsageError("give exactly one of --root DIR or --repo URL", reason="bad-source")
+    if root is not None:
+        if ref or subdir or token_env:
+            raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")
+        return flatten_root(root, options, report, on_progress=on_progress)
+    assert repo is not None
+    return flatten_repo(
+        repo, ref, options, report, subdir=subdir, token_env=token_env, on_progress=on_progress
+    )
+
+
+def close(records: Iterator[Record]) -> None:
+    """End a record generator now, so a clone's temporary directory goes before we return."""
+    closer = getattr(records, "close", None)
+    if closer:
+        closer()
+
+
+DEFAULTS = {"max_file_size": "1MiB", "max_chars": DEFAULT_MAX_CHARS}

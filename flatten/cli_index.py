@@ -1,0 +1,501 @@
+"""The index and query commands of `docs-flatten`: thin over `index.*`, formatting only.
+
+Query commands print the tier line first (on stderr with --json, so stdout stays pure JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from flatten.cli_common import (
+    DEFAULTS,
+    Config,
+    Corpus,
+    Exclude,
+    Include,
+    Json,
+    Kind,
+    KindOption,
+    MaxChars,
+    MaxFileSize,
+    Quiet,
+    Ref,
+    Repo,
+    Root,
+    StoreDir,
+    Subdir,
+    TokenEnv,
+    Workers,
+    app,
+    close,
+    fail,
+    flatten_options,
+    reports_errors,
+    source_records,
+)
+from flatten.config import load_config
+from flatten.errors import UsageError
+from flatten.pipeline import FlattenOptions, flatten_root
+from flatten.profiles import native
+from flatten.progress import Progress
+from flatten.report import RunReport
+from flatten.writer import dumps, write_jsonl
+from index import queries
+from index.citations import CitationRule, parse_rules
+from index.evaluate import evaluate, read_qrels, read_queries
+from index.loader import LoadReport, load_files, spool_stdin
+from index.search import LEXICAL_TIER, SearchResponse, search
+from index.store import Store
+
+TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _rules(config: Path | None) -> list[CitationRule]:
+    return parse_rules(load_config(config).get("citations"))
+
+
+def _tier(as_json: bool, tier: str = LEXICAL_TIER) -> None:
+    typer.echo(tier, err=as_json)
+
+
+def _load(
+    store_dir: str | None,
+    paths: list[Path],
+    corpus: str,
+    *,
+    partial: bool,
+    reindex: bool,
+    as_json: bool,
+    quiet: bool,
+) -> LoadReport:
+    with Store.open(store_dir) as store:
+        report = load_files(store, paths, corpus, partial=partial, reindex=reindex)
+    if as_json:
+        _echo_json(report.to_dict())
+    elif not quiet:
+        typer.echo(report.summary())
+    return report
+
+
+def _spool(records: Any) -> Path:
+    """Flattened records to a temporary JSONL file that the loader can read twice."""
+    fd, name = tempfile.mkstemp(prefix="docs-flatten-", suffix=".jsonl")
+    os.close(fd)
+    try:
+        write_jsonl(records, name, native)
+    except BaseException:
+        os.unlink(name)
+        raise
+    return Path(name)
+
+
+Partial = Annotated[
+    bool,
+    typer.Option(
+        "--partial",
+        help="Add and update only; keep documents "
+        "this run does not mention (default: the input is the whole corpus).",
+    ),
+]
+Reindex = Annotated[bool, typer.Option("--reindex", help="Drop the corpus and load it afresh.")]
+
+
+@app.command("index")
+@reports_errors
+def index_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PATH...",
+            show_default=False,
+            help="JSONL files, - for stdin, or directories (flattened on the fly).",
+        ),
+    ],
+    corpus: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus", show_default=False, help="Corpus name [default: the first path's name]."
+        ),
+    ] = None,
+    store_dir: StoreDir = None,
+    reindex: Reindex = False,
+    partial: Partial = False,
+    kind: KindOption = Kind.docs,
+    include: Include = None,
+    exclude: Exclude = None,
+    max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
+    max_chars: MaxChars = DEFAULTS["max_chars"],
+    as_json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Load JSONL records (ours or foreign) or folders into the index, incrementally."""
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
+    temporary: list[Path] = []
+    files: list[Path] = []
+    try:
+        for raw in paths:
+            if raw == "-":
+                temporary.append(spool_stdin())
+                files.append(temporary[-1])
+                continue
+            path = Path(raw)
+            if path.is_dir():
+                temporary.append(_spool(_flatten_dir(path, options, quiet)))
+                files.append(temporary[-1])
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
+        name = corpus or _default_corpus(paths[0])
+        _load(
+            store_dir, files, name, partial=partial, reindex=reindex, as_json=as_json, quiet=quiet
+        )
+    finally:
+        for path in temporary:
+            path.unlink(missing_ok=True)
+
+
+def _flatten_dir(path: Path, options: FlattenOptions, quiet: bool) -> Any:
+    report = RunReport()
+    records = flatten_root(path, options, report)
+    yield from records
+    if not quiet:
+        typer.echo(report.summary(), err=True)
+
+
+def _default_corpus(first: str) -> str:
+    if first == "-":
+        return "default"
+    path = Path(first).resolve()
+    return path.stem if path.is_file() else path.name or "default"
+
+
+@app.command()
+@reports_errors
+def ingest(
+    corpus: Annotated[str, typer.Option("--corpus", help="Corpus name.")],
+    root: Root = None,
+    repo: Repo = None,
+    ref: Ref = None,
+    subdir: Subdir = None,
+    token_env: TokenEnv = None,
+    kind: KindOption = Kind.docs,
+    include: Include = None,
+    exclude: Exclude = None,
+    max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
+    max_chars: MaxChars = DEFAULTS["max_chars"],
+    workers: Workers = 0,
+    store_dir: StoreDir = None,
+    reindex: Reindex = False,
+    as_json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Flatten a folder or repository and index it: the one-liner a CI job runs on every merge."""
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    report = RunReport()
+    with Progress("ingest", enabled=not quiet) as progress:
+        records = source_records(root, repo, ref, subdir, token_env, options, report, progress)
+        try:
+            spooled = _spool(records)
+        finally:
+            close(records)
+    try:
+        if not quiet and not as_json:
+            typer.echo(report.summary(), err=True)
+        _load(
+            store_dir,
+            [spooled],
+            corpus,
+            partial=False,
+            reindex=reindex,
+            as_json=as_json,
+            quiet=quiet,
+        )
+    finally:
+        spooled.unlink(missing_ok=True)
+
+
+def _print_results(response: SearchResponse) -> None:
+    if not response.results:
+        typer.echo("no results: nothing in the index matched these words")
+        return
+    for n, r in enumerate(response.results, start=1):
+        lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
+        typer.echo(f"{n}. {r.token}  {lines}  [{r.corpus}] score={r.score:.2f}")
+        typer.echo(f"   {r.title}" + (f"  ({' > '.join(r.section)})" if r.section else ""))
+        if r.citation:
+            typer.echo(f"   cite: {r.citation}")
+        if r.snippet:
+            typer.echo(f"   {r.snippet}")
+
+
+@app.command("search")
+@reports_errors
+def search_command(
+    query: Annotated[
+        str | None, typer.Argument(show_default=False, help="What to look for.")
+    ] = None,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            show_default=False,
+            help='JSONL of {"id", "query"}: one JSON line of results each.',
+        ),
+    ] = None,
+    top_k: TopK = 10,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    config: Config = None,
+    as_json: Json = False,
+) -> None:
+    """Ranked search (BM25 over title, section, symbol and body) with citations."""
+    if (query is None) == (queries_file is None):
+        raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
+    rules = _rules(config)
+    with Store.open(store_dir, readonly=True) as store:
+        if queries_file is not None:
+            _tier(True)
+            for q in read_queries(queries_file):
+                response = search(store, q.text, top_k=top_k, corpus=corpus, rules=rules)
+                typer.echo(
+                    dumps(
+                        {
+                            "id": q.id,
+                            "query": q.text,
+                            "results": [r.to_dict() for r in response.results],
+                        }
+                    )
+                )
+            return
+        assert query is not None
+        response = search(store, query, top_k=top_k, corpus=corpus, rules=rules)
+    _tier(as_json, response.tier)
+    if as_json:
+        _echo_json([r.to_dict() for r in response.results])
+    else:
+        _print_results(response)
+
+
+@app.command("eval")
+@reports_errors
+def eval_command(
+    queries_file: Annotated[Path, typer.Option("--queries", help="JSONL of {id, query}.")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="Relevance judgments (TREC/BEIR).")],
+    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for nDCG and recall.")] = 10,
+    min_ndcg: Annotated[
+        float | None,
+        typer.Option(
+            "--min-ndcg", show_default=False, help="Exit 1 when nDCG@k falls below this (for CI)."
+        ),
+    ] = None,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR."""
+    questions = read_queries(queries_file)
+    judgments = read_qrels(qrels)
+    with Store.open(store_dir, readonly=True) as store:
+
+        def rank(text: str, depth: int) -> list[str]:
+            found = search(store, text, top_k=depth, corpus=corpus, snippets=False)
+            return [r.source for r in found.results]
+
+        report = evaluate(questions, judgments, rank, k)
+    _tier(as_json)
+    summary = report.to_dict()
+    if as_json:
+        _echo_json(summary)
+    else:
+        typer.echo(" ".join(f"{key}={value}" for key, value in summary.items()))
+    if min_ndcg is not None and report.ndcg < min_ndcg:
+        fail(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}")
+
+
+@app.command("match", context_settings={"ignore_unknown_options": True})
+@reports_errors
+def match_command(
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="WORDS...",
+            show_default=False,
+            help="Every document holding all of them; -word excludes.",
+        ),
+    ],
+    paths_only: Annotated[bool, typer.Option("--paths-only", help="Only the paths.")] = False,
+    exact: Annotated[bool, typer.Option("--exact", help="Exact word forms only.")] = False,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """The complete list of documents containing the words (empty means: not there)."""
+    with Store.open(store_dir, readonly=True) as store:
+        found = queries.match(store, words, corpus=corpus, exact=exact)
+    _tier(as_json)
+    if as_json:
+        _echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
+        return
+    if not found:
+        typer.echo("no document contains " + " and ".join(words))
+    for doc in found:
+        typer.echo(
+            doc.source if paths_only else f"{doc.source}  [{doc.corpus}] {doc.chunks} chunk(s)"
+        )
+
+
+@app.command("words")
+@reports_errors
+def words_command(
+    pattern: Annotated[str | None, typer.Argument(metavar="[REGEX]", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """Vocabulary: each word, its stem, documents with the exact word and with any form."""
+    with Store.open(store_dir, readonly=True) as store:
+        found = queries.words(store, pattern, limit=limit)
+    _tier(as_json)
+    if as_json:
+        _echo_json([w.to_dict() for w in found])
+        return
+    for w in found:
+        typer.echo(
+            f"{w.word:<30} stem={w.stem:<24} exact={w.exact_documents} "
+            f"any-form={w.any_form_documents}"
+        )
+
+
+@app.command("sources")
+@reports_errors
+def sources_command(
+    corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
+) -> None:
+    """Indexed documents with chunk counts, last indexed, and their mapped citation."""
+    rules = _rules(config)
+    with Store.open(store_dir, readonly=True) as store:
+        found, unmapped = queries.sources(store, corpus=corpus, rules=rules)
+    _tier(as_json)
+    if as_json:
+        _echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
+        return
+    for s in found:
+        cited = f"  -> {s.citation}" if s.citation else ""
+        typer.echo(f"{s.source}  [{s.corpus}] {s.chunks} chunk(s), {s.indexed_at}{cited}")
+    typer.echo(f"{len(found)} document(s); {unmapped} without a citation rule match")
+
+
+@app.command("show")
+@reports_errors
+def show_command(
+    token: Annotated[str, typer.Argument(help="<source>#<ordinal>, as search prints it.")],
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    config: Config = None,
+    as_json: Json = False,
+) -> None:
+    """One chunk by its token."""
+    rules = _rules(config)
+    with Store.open(store_dir, readonly=True) as store:
+        chunk = queries.show(store, token, corpus=corpus, rules=rules)
+    _tier(as_json)
+    if chunk is None:
+        fail(f"no chunk {token} in the index", hint="search prints tokens as <source>#<ordinal>")
+    if as_json:
+        _echo_json(chunk.to_dict())
+        return
+    lines = f"  L{chunk.start_line}-{chunk.end_line}" if chunk.start_line else ""
+    typer.echo(f"{chunk.token}  [{chunk.corpus}] {chunk.title}{lines}")
+    if chunk.citation:
+        typer.echo(f"cite: {chunk.citation}")
+    typer.echo("")
+    typer.echo(chunk.content)
+
+
+@app.command("get")
+@reports_errors
+def get_command(
+    source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
+    offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """A whole document, in pages of about 12,000 characters."""
+    with Store.open(store_dir, readonly=True) as store:
+        page = queries.get(store, source, offset=offset, corpus=corpus)
+    _tier(as_json)
+    if page is None:
+        fail(f"no document {source!r} in the index", hint="list them with docs-flatten sources")
+    if as_json:
+        _echo_json(page.to_dict())
+        return
+    typer.echo(page.text, nl=False)
+    if page.next_offset is not None:
+        typer.echo(f"\n[continues: docs-flatten get {source} --offset {page.next_offset}]")
+
+
+@app.command("toc")
+@reports_errors
+def toc_command(
+    prefix: Annotated[str, typer.Argument(help="Only sources starting with this.")] = "",
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """Table of contents: documents and their sections."""
+    with Store.open(store_dir, readonly=True) as store:
+        entries = queries.toc(store, prefix, corpus=corpus)
+    _tier(as_json)
+    if as_json:
+        _echo_json([e.to_dict() for e in entries])
+        return
+    for entry in entries:
+        typer.echo(f"{entry.source}" + (f"  ({entry.title})" if entry.title else ""))
+        for title in entry.sections:
+            typer.echo(f"  - {title}")
+
+
+@app.command("card")
+@reports_errors
+def card_command(
+    budget: Annotated[int, typer.Option("--budget", min=50, help="Token budget.")] = 800,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """A deterministic, budget-bounded index card for an agent's prompt."""
+    with Store.open(store_dir, readonly=True) as store:
+        text = queries.card(store, budget=budget)
+    _tier(as_json)
+    if as_json:
+        _echo_json({"card": text, "budget": budget})
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command("stats")
+@reports_errors
+def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
+    """Corpora, documents, chunks, kinds and size of the index."""
+    with Store.open(store_dir, readonly=True) as store:
+        info = queries.stats(store)
+    _tier(as_json)
+    if as_json:
+        _echo_json(info)
+        return
+    typer.echo(f"store: {info['store']} ({info['bytes'] / 1e6:.1f} MB)")
+    for c in info["corpora"]:
+        origin = f" from {c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
+        typer.echo(f"corpus {c['name']}: {c['documents']} documents, {c['chunks']} chunks{origin}")
+    typer.echo("kinds: " + ", ".join(f"{k} {v}" for k, v in info["kinds"].items()))

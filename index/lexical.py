@@ -1,0 +1,109 @@
+"""The lexical stage: FTS5 BM25 over title, section, symbol, body and identifier parts.
+
+Queries are built, never passed through: each word becomes a quoted FTS5 string (so no input can
+raise an FTS5 syntax error), words are OR-ed (a natural-language question is not an implicit
+AND of every word), and stopwords are dropped unless nothing else is left.
+
+FTS5's porter splits some families across stems (`deploy`, `deploying` -> `deploi`, but
+`deployment(s)` -> `deploy`), and it stems prefix queries too (`deploy*` is `deploi*`), so a
+prefix cannot bridge the split. Instead, a query word brings in inflected forms whose stem
+differs from its own and occurs in the index (`deploy` also asks for the stem of `deployment`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+from index.schema import TOKENIZER
+from index.text import fts_string, query_words
+
+# bm25() column weights: title, section, symbol, body, identifier parts.
+WEIGHTS = (4.0, 2.0, 3.0, 1.0, 0.5)
+_SUFFIXES = ("s", "es", "ed", "ing", "ment", "ments", "er", "ers", "ion", "ions", "ation")
+_FAMILY_MIN = 4  # shorter words have too many unrelated "inflections"
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    chunk_id: int
+    score: float  # higher is better
+    snippet: str
+
+
+_stem_lock = threading.Lock()
+_stemmer: sqlite3.Connection | None = None
+
+
+@lru_cache(maxsize=8192)
+def stem(word: str) -> str:
+    """The term the index's own tokenizer makes of `word` (so it always agrees with the index)."""
+    global _stemmer
+    with _stem_lock:
+        if _stemmer is None:
+            _stemmer = sqlite3.connect(":memory:", check_same_thread=False)
+            _stemmer.execute(f"CREATE VIRTUAL TABLE s USING fts5(w, tokenize = '{TOKENIZER}')")
+            _stemmer.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'row')")
+        _stemmer.execute("INSERT INTO s (w) VALUES (?)", (word,))
+        row = _stemmer.execute("SELECT term FROM v LIMIT 1").fetchone()
+        _stemmer.execute("DELETE FROM s")
+    return row[0] if row else word
+
+
+def family(db: sqlite3.Connection, word: str) -> list[str]:
+    """Inflections of `word` whose stems differ from its own and occur in the index."""
+    if len(word) < _FAMILY_MIN or not word.isalpha():
+        return []
+    stems = {stem(word)}
+    forms = []
+    for suffix in _SUFFIXES:
+        form = word + suffix
+        form_stem = stem(form)
+        if form_stem in stems:
+            continue
+        stems.add(form_stem)
+        if db.execute("SELECT 1 FROM vocab_stemmed WHERE term = ?", (form_stem,)).fetchone():
+            forms.append(form)
+    return forms
+
+
+def build_query(db: sqlite3.Connection, query: str) -> str | None:
+    """The FTS5 MATCH expression for a user's query, or None when it has no words."""
+    terms: list[str] = []
+    for word in query_words(query):
+        terms.append(fts_string(word))
+        terms.extend(fts_string(form) for form in family(db, word))
+    return " OR ".join(terms) if terms else None
+
+
+def lexical(
+    db: sqlite3.Connection,
+    query: str,
+    *,
+    top_k: int,
+    corpus: str | None = None,
+    snippets: bool = True,
+) -> list[LexicalHit]:
+    expression = build_query(db, query)
+    if expression is None:
+        return []
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    params: list[object] = [expression]
+    corpus_filter = ""
+    if corpus is not None:
+        corpus_filter = (
+            "AND f.rowid IN (SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "JOIN corpora k ON k.id = d.corpus_id WHERE k.name = ?)"
+        )
+        params.append(corpus)
+    params.append(top_k)
+    snippet = "snippet(chunks_fts, 3, '', '', ' … ', 24)" if snippets else "''"
+    rows = db.execute(
+        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score, {snippet} "
+        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {corpus_filter} "
+        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?",
+        params,
+    ).fetchall()
+    return [LexicalHit(int(r[0]), float(r[1]), r[2] or "") for r in rows]

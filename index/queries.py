@@ -1,0 +1,390 @@
+"""Read-side queries other than ranked search: enumerate, inspect and summarise the index.
+
+Each returns plain dataclasses or dicts; the CLI and the MCP server only format them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from flatten.errors import UsageError
+from index.citations import CitationRule, cite
+from index.lexical import stem
+from index.store import Store
+from index.text import fts_string, safe_display
+
+PAGE_CHARS = 12_000
+_TOKEN = re.compile(r"^(?P<source>.+)#(?P<ordinal>\d+)$")
+
+
+@dataclass
+class MatchedDocument:
+    source: str
+    corpus: str
+    chunks: int  # how many of its chunks hold every word
+    title: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "corpus": self.corpus,
+            "chunks": self.chunks,
+            "title": self.title,
+        }
+
+
+def match(
+    store: Store, words: list[str], *, corpus: str | None = None, exact: bool = False
+) -> list[MatchedDocument]:
+    """Every document holding all the words (in any form, or `exact`ly); `-word` excludes."""
+    wanted = [w for w in words if not w.startswith("-") and w.strip()]
+    unwanted = [w[1:] for w in words if w.startswith("-") and len(w) > 1]
+    if not wanted:
+        raise UsageError(
+            "match needs at least one word that is not excluded with -", reason="bad-query"
+        )
+    table = "chunks_exact" if exact else "chunks_fts"
+    column = "body" if exact else "{title section symbol body parts}"
+    expression = " AND ".join(f"{column} : {fts_string(w)}" for w in wanted)
+    if unwanted:
+        expression = (
+            f"({expression}) NOT ({' OR '.join(f'{column} : {fts_string(w)}' for w in unwanted)})"
+        )
+    params: list[object] = [expression]
+    corpus_filter = ""
+    if corpus:
+        corpus_filter = "AND k.name = ?"
+        params.append(corpus)
+    rows = store.db.execute(
+        f"SELECT d.source, k.name, count(*), d.title FROM {table} m "
+        "JOIN chunks c ON c.id = m.rowid JOIN documents d ON d.id = c.document_id "
+        f"JOIN corpora k ON k.id = d.corpus_id WHERE {table} MATCH ? {corpus_filter} "
+        "GROUP BY d.id ORDER BY k.name, d.source",
+        params,
+    ).fetchall()
+    return [MatchedDocument(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+@dataclass
+class Word:
+    word: str
+    stem: str
+    exact_documents: int  # documents holding this exact word
+    any_form_documents: int  # documents holding any word with the same stem
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "word": self.word,
+            "stem": self.stem,
+            "exactDocuments": self.exact_documents,
+            "anyFormDocuments": self.any_form_documents,
+        }
+
+
+def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list[Word]:
+    """The vocabulary (exact words) matching a regular expression, most widespread first."""
+    try:
+        regex = re.compile(pattern or ".")
+    except re.error as exc:
+        raise UsageError(f"not a regular expression: {exc}", reason="bad-query") from exc
+    candidates = [
+        term for (term,) in store.db.execute("SELECT term FROM vocab_exact") if regex.search(term)
+    ]
+    out = []
+    for term in candidates:
+        exact = _documents_matching(store, "chunks_exact", fts_string(term))
+        term_stem = stem(term)
+        any_form = _documents_matching(store, "chunks_fts", f"body : {fts_string(term)}")
+        out.append(Word(term, term_stem, exact, any_form))
+    out.sort(key=lambda w: (-w.exact_documents, w.word))
+    return out[:limit]
+
+
+def _documents_matching(store: Store, table: str, expression: str) -> int:
+    row = store.db.execute(
+        f"SELECT count(DISTINCT c.document_id) FROM {table} m JOIN chunks c ON c.id = m.rowid "
+        f"WHERE {table} MATCH ?",
+        (expression,),
+    ).fetchone()
+    return int(row[0])
+
+
+@dataclass
+class SourceInfo:
+    source: str
+    corpus: str
+    title: str | None
+    chunks: int
+    indexed_at: str
+    citation: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "corpus": self.corpus,
+            "title": self.title,
+            "chunks": self.chunks,
+            "indexedAt": self.indexed_at,
+            "citation": self.citation,
+        }
+
+
+def sources(
+    store: Store, *, corpus: str | None = None, rules: list[CitationRule] | None = None
+) -> tuple[list[SourceInfo], int]:
+    """All documents, and how many of them no citation rule maps."""
+    params: list[object] = []
+    where = ""
+    if corpus:
+        where, params = "WHERE k.name = ?", [corpus]
+    rows = store.db.execute(
+        "SELECT d.source, k.name, d.title, d.chunks, d.indexed_at FROM documents d "
+        f"JOIN corpora k ON k.id = d.corpus_id {where} ORDER BY k.name, d.source",
+        params,
+    ).fetchall()
+    out = [
+        SourceInfo(r[0], r[1], r[2], r[3], r[4], cite(rules or [], r[0], corpus=r[1])) for r in rows
+    ]
+    unmapped = sum(1 for s in out if s.citation is None) if rules else len(out)
+    return out, unmapped
+
+
+@dataclass
+class ChunkView:
+    token: str
+    source: str
+    corpus: str
+    ordinal: int
+    title: str
+    section: list[str]
+    anchor: str | None
+    start_line: int | None
+    end_line: int | None
+    citation: str | None
+    content: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "source": self.source,
+            "corpus": self.corpus,
+            "ordinal": self.ordinal,
+            "title": self.title,
+            "section": self.section,
+            "anchor": self.anchor,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "citation": self.citation,
+            "content": self.content,
+            **self.meta,
+        }
+
+
+def show(
+    store: Store,
+    token: str,
+    *,
+    corpus: str | None = None,
+    rules: list[CitationRule] | None = None,
+) -> ChunkView | None:
+    """One chunk by its `<source>#<ordinal>` token."""
+    parsed = _TOKEN.match(token.strip())
+    if not parsed:
+        raise UsageError(
+            f"not a token: {token!r} (expected <source>#<ordinal>)", reason="bad-token"
+        )
+    params: list[object] = [parsed.group("source"), int(parsed.group("ordinal"))]
+    corpus_filter = ""
+    if corpus:
+        corpus_filter, params = "AND k.name = ?", [*params, corpus]
+    row = store.db.execute(
+        "SELECT d.source, k.name, c.ordinal, c.title, c.section, c.anchor, c.start_line, "
+        "c.end_line, f.body, c.meta FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "JOIN corpora k ON k.id = d.corpus_id JOIN chunks_fts f ON f.rowid = c.id "
+        f"WHERE d.source = ? AND c.ordinal = ? {corpus_filter} ORDER BY k.name LIMIT 1",
+        params,
+    ).fetchone()
+    if row is None:
+        return None
+    source, corpus_name, ordinal, title, section, anchor, start, end, body, meta = row
+    return ChunkView(
+        f"{source}#{ordinal}",
+        source,
+        corpus_name,
+        ordinal,
+        safe_display(title),
+        json.loads(section) if section else [],
+        anchor,
+        start,
+        end,
+        cite(
+            rules or [], source, corpus=corpus_name, ordinal=ordinal, heading=title, anchor=anchor
+        ),
+        safe_display(body),
+        json.loads(meta) if meta else {},
+    )
+
+
+@dataclass
+class Page:
+    source: str
+    corpus: str
+    offset: int
+    next_offset: int | None  # where the next page starts, None at the end
+    total_chars: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "corpus": self.corpus,
+            "offset": self.offset,
+            "nextOffset": self.next_offset,
+            "totalChars": self.total_chars,
+            "text": self.text,
+        }
+
+
+def get(
+    store: Store,
+    source: str,
+    *,
+    offset: int = 0,
+    corpus: str | None = None,
+    page_chars: int = PAGE_CHARS,
+) -> Page | None:
+    """A whole document (its chunks in order) in pages, cut at line ends where possible."""
+    if offset < 0:
+        raise UsageError("--offset must be 0 or more", reason="bad-offset")
+    params: list[object] = [source]
+    corpus_filter = ""
+    if corpus:
+        corpus_filter, params = "AND k.name = ?", [source, corpus]
+    doc = store.db.execute(
+        "SELECT d.id, k.name FROM documents d JOIN corpora k ON k.id = d.corpus_id "
+        f"WHERE d.source = ? {corpus_filter} ORDER BY k.name LIMIT 1",
+        params,
+    ).fetchone()
+    if doc is None:
+        return None
+    bodies = [
+        body
+        for (body,) in store.db.execute(
+            "SELECT f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
+            "WHERE c.document_id = ? ORDER BY c.ordinal",
+            (doc[0],),
+        )
+    ]
+    text = safe_display("\n\n".join(bodies))
+    end = min(len(text), offset + page_chars)
+    if end < len(text):
+        newline = text.rfind("\n", offset, end)
+        if newline > offset + page_chars // 2:
+            end = newline + 1
+    return Page(
+        source, doc[1], offset, end if end < len(text) else None, len(text), text[offset:end]
+    )
+
+
+@dataclass
+class TocEntry:
+    source: str
+    corpus: str
+    title: str | None
+    sections: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "corpus": self.corpus,
+            "title": self.title,
+            "sections": self.sections,
+        }
+
+
+def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[TocEntry]:
+    """Documents under a path prefix with their section titles, in order."""
+    params: list[object] = [prefix.replace("\\", "\\\\").replace("%", "\\%") + "%"]
+    corpus_filter = ""
+    if corpus:
+        corpus_filter = "AND k.name = ?"
+        params.append(corpus)
+    entries: dict[int, TocEntry] = {}
+    for doc_id, source, corpus_name, doc_title, title in store.db.execute(
+        "SELECT d.id, d.source, k.name, d.title, c.title FROM documents d "
+        "JOIN corpora k ON k.id = d.corpus_id JOIN chunks c ON c.document_id = d.id "
+        f"WHERE d.source LIKE ? ESCAPE '\\' {corpus_filter} ORDER BY k.name, d.source, c.ordinal",
+        params,
+    ):
+        entry = entries.setdefault(doc_id, TocEntry(source, corpus_name, doc_title, []))
+        if title and title not in entry.sections:
+            entry.sections.append(safe_display(title))
+    return list(entries.values())
+
+
+def stats(store: Store) -> dict[str, Any]:
+    db = store.db
+    corpora = [
+        {
+            "name": r[0],
+            "documents": r[1],
+            "chunks": r[2],
+            "chars": r[3],
+            "repoUrl": r[4],
+            "commit": r[5],
+            "ref": r[6],
+            "indexedAt": r[7],
+            "weight": r[8],
+        }
+        for r in db.execute(
+            "SELECT k.name, count(d.id), coalesce(sum(d.chunks), 0), coalesce(sum(d.chars), 0), "
+            "k.repo_url, k.commit_sha, k.ref, k.indexed_at, k.weight FROM corpora k "
+            "LEFT JOIN documents d ON d.corpus_id = k.id GROUP BY k.id ORDER BY k.name"
+        )
+    ]
+    return {
+        "store": str(store.path.parent),
+        "bytes": store.path.stat().st_size,
+        "corpora": corpora,
+        "documents": sum(c["documents"] for c in corpora),
+        "chunks": sum(c["chunks"] for c in corpora),
+        "kinds": dict(
+            db.execute(
+                "SELECT coalesce(kind, '?'), count(*) FROM chunks GROUP BY 1 ORDER BY 2 DESC"
+            ).fetchall()
+        ),
+    }
+
+
+def card(store: Store, *, budget: int = 800) -> str:
+    """A deterministic index card for an agent's prompt, within `budget` tokens (~4 chars each).
+
+    Corpora with origin and scale first, then the table of contents, cut to fit.
+    """
+    limit = max(200, budget * 4)
+    info = stats(store)
+    lines = ["# Index card", ""]
+    for c in info["corpora"]:
+        origin = f"{c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else "local files"
+        lines.append(
+            f"- corpus `{c['name']}`: {c['documents']} documents, {c['chunks']} chunks, "
+            f"from {origin}"
+        )
+    lines += ["", "## Contents"]
+    used = sum(len(line) + 1 for line in lines)
+    omitted = 0
+    for entry in toc(store):
+        sections = ", ".join(entry.sections[:6]) + (" ..." if len(entry.sections) > 6 else "")
+        line = f"- {entry.source}: {sections}"
+        if used + len(line) + 1 > limit:
+            omitted += 1
+            continue
+        lines.append(line)
+        used += len(line) + 1
+    if omitted:
+        lines.append(f"- ... and {omitted} more documents (use toc or search)")
+    return safe_display("\n".join(lines)) + "\n"

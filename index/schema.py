@@ -1,0 +1,114 @@
+"""The index schema as numbered migrations, applied once each and recorded.
+
+An existing store upgrades itself when it is opened by a newer version; nothing edits the
+schema by hand elsewhere. Later tiers (vectors) arrive as new migrations and leave the lexical
+tables as they are.
+
+Chunk text lives once, in the FTS5 table (`chunks_fts`, rowid = `chunks.id`): `body` is the
+slice content, `parts` holds the pieces of identifiers (`getUserName` -> `get user name`) so a
+part finds the whole. `chunks_exact` is a contentless index of the same text without stemming:
+it answers "which documents hold this exact word".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    # Not executescript(): it commits first, and a migration must stay in its transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def m001_lexical(db: sqlite3.Connection) -> None:
+    _run(
+        db,
+        f"""
+        CREATE TABLE corpora (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            origin TEXT,
+            repo_url TEXT,
+            commit_sha TEXT,
+            ref TEXT,
+            weight REAL NOT NULL DEFAULT 1.0,
+            indexed_at TEXT
+        );
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            corpus_id INTEGER NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
+            source TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            doc_hash TEXT,
+            title TEXT,
+            kind TEXT,
+            lang TEXT,
+            url TEXT,
+            repo_url TEXT,
+            commit_sha TEXT,
+            ref TEXT,
+            chunks INTEGER NOT NULL,
+            chars INTEGER NOT NULL,
+            indexed_at TEXT NOT NULL,
+            UNIQUE (corpus_id, source)
+        );
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            title TEXT NOT NULL,
+            section TEXT,
+            anchor TEXT,
+            symbol TEXT,
+            start_line INTEGER,
+            end_line INTEGER,
+            kind TEXT,
+            redactions INTEGER NOT NULL DEFAULT 0,
+            meta TEXT,
+            UNIQUE (document_id, ordinal)
+        );
+        CREATE INDEX chunks_hash ON chunks(hash);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, section, symbol, body, parts, tokenize = '{TOKENIZER}'
+        );
+        CREATE VIRTUAL TABLE chunks_exact USING fts5(
+            body, content = '', tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE vocab_stemmed USING fts5vocab(chunks_fts, 'row');
+        CREATE VIRTUAL TABLE vocab_exact USING fts5vocab(chunks_exact, 'row');
+        """,
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("m001_lexical", m001_lexical),
+]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply the migrations this store has not seen, in order; return their names."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    done = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for name, migration in MIGRATIONS:
+        if name in done:
+            continue
+        migration(db)
+        db.execute(
+            "INSERT INTO schema_migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
+            (name,),
+        )
+        applied.append(name)
+    return applied
+
+
+def known(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM schema_migrations")}

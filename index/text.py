@@ -1,0 +1,104 @@
+"""Text helpers shared by loading and querying: identifier parts, query words, safe display."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# CSI/OSC and other escape sequences, then any remaining C0/C1 control except \n and \t.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+def identifier_parts(text: str) -> str:
+    """The parts of camelCase and PascalCase words, for the `parts` column.
+
+    `snake_case` and `kebab-case` already split at the tokenizer; `getUserName` does not, so its
+    parts `get user name` are indexed beside it. Only words that have parts contribute.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if word.islower() or word.isupper() or word.isdigit():
+            continue
+        for piece in word.split("_"):
+            parts = _CAMEL_PART.findall(piece)
+            if len(parts) > 1:
+                out.extend(p.lower() for p in parts)
+    return " ".join(out)
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query, lowercased, stopwords dropped unless nothing else is left."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    content = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(content or words))
+
+
+def fts_string(word: str) -> str:
+    """A word as an FTS5 string literal: no query syntax can leak through."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def safe_display(text: str) -> str:
+    """Indexed text is untrusted: strip terminal escape and control sequences before printing."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
