@@ -70,6 +70,7 @@ def _tier(as_json: bool, tier: str = LEXICAL_TIER) -> None:
 
 def _load(
     store_dir: str | None,
+    wait: float,
     paths: list[Path],
     corpus: str,
     *,
@@ -78,7 +79,7 @@ def _load(
     as_json: bool,
     quiet: bool,
 ) -> LoadReport:
-    with Store.open(store_dir) as store:
+    with Store.open(store_dir, busy_timeout=wait) as store:
         report = load_files(store, paths, corpus, partial=partial, reindex=reindex)
     if as_json:
         _echo_json(report.to_dict())
@@ -108,6 +109,10 @@ Partial = Annotated[
     ),
 ]
 Reindex = Annotated[bool, typer.Option("--reindex", help="Drop the corpus and load it afresh.")]
+Wait = Annotated[
+    float,
+    typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
+]
 
 
 @app.command("index")
@@ -130,6 +135,7 @@ def index_command(
     store_dir: StoreDir = None,
     reindex: Reindex = False,
     partial: Partial = False,
+    wait: Wait = 60.0,
     kind: KindOption = Kind.docs,
     include: Include = None,
     exclude: Exclude = None,
@@ -157,9 +163,8 @@ def index_command(
             else:
                 raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
         name = corpus or _default_corpus(paths[0])
-        _load(
-            store_dir, files, name, partial=partial, reindex=reindex, as_json=as_json, quiet=quiet
-        )
+        _load(store_dir, wait, files, name, partial=partial, reindex=reindex, as_json=as_json,
+              quiet=quiet)  # fmt: skip
     finally:
         for path in temporary:
             path.unlink(missing_ok=True)
@@ -197,6 +202,7 @@ def ingest(
     workers: Workers = 0,
     store_dir: StoreDir = None,
     reindex: Reindex = False,
+    wait: Wait = 60.0,
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -214,6 +220,7 @@ def ingest(
             typer.echo(report.summary(), err=True)
         _load(
             store_dir,
+            wait,
             [spooled],
             corpus,
             partial=False,

@@ -290,7 +290,7 @@ def load_files(
                 if not provenance:
                     provenance = {"repo": chunk.repo_url, "commit": chunk.commit, "ref": chunk.ref}
         with store.write() as db:
-            _apply(db, handles, paths, docs, corpus, provenance, report, partial, reindex)
+            _apply(db, handles, docs, corpus, provenance, report, partial, reindex)
     finally:
         for handle in handles:
             handle.close()
@@ -301,7 +301,6 @@ def load_files(
 def _apply(
     db: sqlite3.Connection,
     handles: list[IO[bytes]],
-    paths: list[Path],
     docs: dict[str, _Doc],
     corpus: str,
     provenance: dict[str, str | None],

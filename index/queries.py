@@ -39,33 +39,52 @@ class MatchedDocument:
 def match(
     store: Store, words: list[str], *, corpus: str | None = None, exact: bool = False
 ) -> list[MatchedDocument]:
-    """Every document holding all the words (in any form, or `exact`ly); `-word` excludes."""
+    """Every document holding all the words somewhere (in any form, or `exact`ly).
+
+    `-word` excludes documents holding that word. Words are matched per document, not per
+    chunk: a document with one word in its first section and another in its last is listed.
+    """
     wanted = [w for w in words if not w.startswith("-") and w.strip()]
     unwanted = [w[1:] for w in words if w.startswith("-") and len(w) > 1]
     if not wanted:
         raise UsageError(
             "match needs at least one word that is not excluded with -", reason="bad-query"
         )
-    table = "chunks_exact" if exact else "chunks_fts"
-    column = "body" if exact else "{title section symbol body parts}"
-    expression = " AND ".join(f"{column} : {fts_string(w)}" for w in wanted)
-    if unwanted:
-        expression = (
-            f"({expression}) NOT ({' OR '.join(f'{column} : {fts_string(w)}' for w in unwanted)})"
-        )
-    params: list[object] = [expression]
+    hits = [_documents_with(store, w, exact) for w in wanted]
+    documents = set.intersection(*(set(h) for h in hits))
+    for word in unwanted:
+        documents -= set(_documents_with(store, word, exact))
+    if not documents:
+        return []
+    marks = ",".join("?" * len(documents))
+    params: list[object] = list(documents)
     corpus_filter = ""
     if corpus:
         corpus_filter = "AND k.name = ?"
         params.append(corpus)
     rows = store.db.execute(
-        f"SELECT d.source, k.name, count(*), d.title FROM {table} m "
-        "JOIN chunks c ON c.id = m.rowid JOIN documents d ON d.id = c.document_id "
-        f"JOIN corpora k ON k.id = d.corpus_id WHERE {table} MATCH ? {corpus_filter} "
-        "GROUP BY d.id ORDER BY k.name, d.source",
+        "SELECT d.id, d.source, k.name, d.title FROM documents d "
+        f"JOIN corpora k ON k.id = d.corpus_id WHERE d.id IN ({marks}) {corpus_filter} "
+        "ORDER BY k.name, d.source",
         params,
     ).fetchall()
-    return [MatchedDocument(r[0], r[1], r[2], r[3]) for r in rows]
+    return [
+        MatchedDocument(source, name, max(h.get(doc_id, 0) for h in hits), title)
+        for doc_id, source, name, title in rows
+    ]
+
+
+def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
+    """Document id -> how many of its chunks hold the word."""
+    table = "chunks_exact" if exact else "chunks_fts"
+    column = "body" if exact else "{title section symbol body parts}"
+    return dict(
+        store.db.execute(
+            f"SELECT c.document_id, count(*) FROM {table} m JOIN chunks c ON c.id = m.rowid "
+            f"WHERE {table} MATCH ? GROUP BY c.document_id",
+            (f"{column} : {fts_string(word)}",),
+        ).fetchall()
+    )
 
 
 @dataclass

@@ -95,8 +95,11 @@ def query_words(query: str) -> list[str]:
 
 
 def fts_string(word: str) -> str:
-    """A word as an FTS5 string literal: no query syntax can leak through."""
-    return '"' + word.replace('"', '""') + '"'
+    """A word as an FTS5 string literal: no query syntax can leak through.
+
+    Control characters go first: FTS5 reads a NUL as the end of the string.
+    """
+    return '"' + _CONTROLS.sub("", word.replace("\x00", "")).replace('"', '""') + '"'
 
 
 def safe_display(text: str) -> str:

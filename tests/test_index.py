@@ -1,0 +1,347 @@
+"""The index: incremental loads, bad input, guarantees of the store, and every query command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flatten.errors import UsageError
+from index.citations import cite, parse_rules
+from index.errors import ConfigError, StoreError
+from index.loader import load_files
+from index.queries import card, get, match, show, sources, toc, words
+from index.search import search
+from index.store import Store
+from tests.conftest import FIXTURES, assert_clean_failure, run_cli, write
+
+
+def record(source: str, ordinal: int, content: str, **extra: object) -> dict:
+    return {"id": f"{source}#{ordinal}", "source": source, "title": extra.pop("title", source),
+            "content": content, "ordinal": ordinal, **extra}  # fmt: skip
+
+
+def jsonl(path: Path, records: list[dict | str | bytes]) -> Path:
+    with open(path, "wb") as out:
+        for r in records:
+            line = r if isinstance(r, bytes) else (r if isinstance(r, str) else json.dumps(r))
+            out.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store.open(tmp_path / "store") as opened:
+        yield opened
+
+
+DOCS = [
+    record("guide/deploy.md", 1, "Deployments roll out with kubectl apply.", title="Deploying"),
+    record("guide/deploy.md", 2, "Rollbacks restore the previous ReplicaSet.", title="Rollback"),
+    record("infra/eks.tf", 1, 'resource "aws_eks_cluster" "main" {}', title="aws_eks_cluster.main",
+           symbol="aws_eks_cluster.main"),
+    record("src/user.ts", 1, "export function getUserName(id) { return db.name(id); }",
+           title="getUserName", symbol="getUserName"),
+    record("faq.md", 1, "How do I reset my password? Open settings and choose reset.",
+           title="Password reset"),
+]  # fmt: skip
+
+
+def test_incremental_loads_add_skip_update_and_remove(store, tmp_path):
+    first = load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    assert (first.added, first.unchanged, first.chunks) == (4, 0, 5)
+    again = load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    assert (again.added, again.updated, again.unchanged, again.chunks) == (0, 0, 4, 0)
+    changed = [*DOCS[:1], record("guide/deploy.md", 2, "Rollbacks are instant."), *DOCS[2:4]]
+    third = load_files(store, [jsonl(tmp_path / "b.jsonl", changed)], "docs")
+    assert (third.updated, third.unchanged, third.removed) == (1, 2, 1)  # faq.md went away
+    assert [d.source for d in match(store, ["password"])] == []
+    assert show(store, "guide/deploy.md#2").content == "Rollbacks are instant."
+
+
+def test_partial_load_keeps_what_it_does_not_mention(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    report = load_files(store, [jsonl(tmp_path / "b.jsonl", DOCS[:1])], "docs", partial=True)
+    assert report.removed == 0
+    assert len(sources(store)[0]) == 4
+
+
+def test_reindex_rebuilds_the_corpus(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    report = load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs", reindex=True)
+    assert report.added == 4 and report.unchanged == 0
+
+
+def test_corpora_are_separate_and_search_fans_out_or_filters(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS[:2])], "ops")
+    load_files(store, [jsonl(tmp_path / "b.jsonl", DOCS[2:])], "code")
+    assert {r.corpus for r in search(store, "deployments cluster").results} == {"ops", "code"}
+    assert {r.corpus for r in search(store, "deployments cluster", corpus="code").results} == {
+        "code"
+    }
+
+
+def test_malformed_lines_are_counted_by_line_number_and_never_stop_the_load(store, tmp_path):
+    lines: list[dict | str | bytes] = [
+        DOCS[0],
+        "{not json",
+        json.dumps({"source": "x.md", "content": ["a", "list"]}),
+        json.dumps({"source": "y.md", "content": "   "}),
+        b'{"source": "z.md", "content": "caf\xe9"}',
+        json.dumps({"source": "w.md", "content": "ok", "startLine": "ten"}),
+        "[1, 2]",
+        json.dumps({"source": "big.md", "content": "x" * (20 << 20)}),
+        DOCS[1],
+    ]
+    report = load_files(store, [jsonl(tmp_path / "bad.jsonl", lines)], "docs")
+    reasons = {line: reason for _, line, reason in report.malformed}
+    assert sorted(reasons) == [2, 3, 4, 5, 6, 7, 8]
+    assert reasons[2].startswith("bad JSON") and reasons[5].startswith("invalid UTF-8")
+    assert reasons[4] == "empty content" and "16 MiB" in reasons[8]
+    assert report.added == 1 and report.chunks == 2
+
+
+def test_foreign_jsonl_layouts_load(store, tmp_path):
+    lines = [
+        {"text": "plain text line about kafka"},
+        {"page_content": "langchain doc on kafka", "metadata": {"source": "lc.md"}},
+        {"content": "haystack doc on kafka", "meta": {"source": "hs.md", "title": "HS"}},
+        {"id_": "li#1", "text": "llamaindex node on kafka", "metadata": {"title": "LI"}},
+        {"_id": "beir-7", "title": "BEIR", "text": "a BEIR corpus line on kafka"},
+    ]
+    report = load_files(store, [jsonl(tmp_path / "foreign.jsonl", lines)], "foreign")
+    assert report.malformed == [] and report.added == 5
+    assert {d.source for d in match(store, ["kafka"])} == {
+        "foreign.jsonl#L1", "lc.md", "hs.md", "li", "beir-7"
+    }  # fmt: skip
+
+
+def test_store_is_private(tmp_path):
+    path = tmp_path / "store"
+    with Store.open(path) as opened:
+        load_files(opened, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+        for name in os.listdir(path):
+            assert stat.S_IMODE(os.stat(path / name).st_mode) == 0o600, name
+        assert opened.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_missing_index_says_how_to_build_it(tmp_path):
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "nowhere", readonly=True)
+    assert err.value.reason == "index-not-built" and "ingest" in (err.value.hint or "")
+    result = run_cli("search", "x", "--store", tmp_path / "nowhere")
+    assert_clean_failure(result, 1, "no index", "docs-flatten index")
+
+
+def test_a_second_writer_waits_then_fails_clearly_and_readers_are_not_blocked(tmp_path):
+    path = tmp_path / "store"
+    with Store.open(path) as opened:
+        load_files(opened, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    holder = sqlite3.connect(path / "index.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer, mid-transaction
+    try:
+        started = time.monotonic()
+        result = run_cli("index", tmp_path / "a.jsonl", "--corpus", "docs", "--store", path,
+                         "--wait", "1")  # fmt: skip
+        assert_clean_failure(result, 1, "another docs-flatten run is writing")
+        assert time.monotonic() - started >= 1
+        reader = run_cli("search", "deployments", "--store", path, "--json")
+        assert reader.code == 0 and json.loads(reader.stdout)[0]["source"] == "guide/deploy.md"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_loader_killed_mid_load_leaves_the_previous_index_intact(tmp_path):
+    path = tmp_path / "store"
+    with Store.open(path) as opened:
+        load_files(opened, [jsonl(tmp_path / "small.jsonl", DOCS)], "docs")
+    big = [record(f"gen/{i:06}.md", 1, f"generated document {i} " + "word " * 60)
+           for i in range(60_000)]  # fmt: skip
+    jsonl(tmp_path / "big.jsonl", big)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flatten", "index", str(tmp_path / "big.jsonl"), "--corpus",
+         "docs", "--store", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    time.sleep(2.5)
+    if proc.poll() is not None:
+        pytest.skip("the load finished before it could be killed")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with Store.open(path, readonly=True) as after:
+        assert after.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert len(sources(after)[0]) == 4  # the previous snapshot, whole
+        assert search(after, "rollbacks").results[0].token == "guide/deploy.md#2"
+
+
+def test_natural_language_questions_and_identifiers_find_their_slices(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    assert search(store, "how do I reset my password?").results[0].source == "faq.md"
+    assert search(store, "eks").results[0].source == "infra/eks.tf"
+    assert search(store, "aws_eks_cluster").results[0].source == "infra/eks.tf"
+    assert search(store, "user").results[0].source == "src/user.ts"
+    assert search(store, "getUserName").results[0].source == "src/user.ts"
+
+
+def test_deploy_finds_deployments_although_porter_splits_the_family(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    assert search(store, "deploy").results[0].token == "guide/deploy.md#1"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_no_query_string_raises(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("q")
+    with Store.open(path) as opened:
+        search(opened, text)
+        try:
+            match(opened, text.split() or ["x"])
+        except UsageError:  # only "-word" exclusions and nothing to find: said plainly
+            assert all(w.startswith("-") or not w.strip() for w in text.split())
+
+
+def test_terminal_control_sequences_are_stripped_from_results(store, tmp_path):
+    evil = record("evil.md", 1, "clean \x1b[2J\x1b]0;owned\x07text \x07bell", title="t\x1b[31mred")
+    load_files(store, [jsonl(tmp_path / "a.jsonl", [evil])], "docs")
+    result = search(store, "clean text").results[0]
+    assert "\x1b" not in result.snippet and "\x07" not in result.snippet
+    assert result.title == "tred"
+    assert "\x1b" not in show(store, "evil.md#1").content
+
+
+def test_citation_rules_map_sources_with_groups_builtins_and_encoding():
+    rules = parse_rules([
+        {"pattern": r"^docs/(?P<page>.+)\.md$", "replace": "https://x.dev/${page}/#$anchor"},
+        {"pattern": r"^(src)/(.+)$", "replace": "https://git/$1/blob/$2#L$ordinal $$"},
+    ])  # fmt: skip
+    assert cite(rules, "docs/a b/c.md", anchor="set-up") == "https://x.dev/a%20b/c/#set-up"
+    assert cite(rules, "src/x.py", ordinal=3) == "https://git/src/blob/x.py#L3 $"
+    assert cite(rules, "other.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"pattern": "", "replace": "x"}, "citations[0].pattern: empty"),
+        ({"pattern": "a", "replace": ""}, "citations[0].replace: empty"),
+        ({"pattern": "(", "replace": "x"}, "citations[0].pattern: does not compile"),
+        ({"pattern": "(a)", "replace": "$nope"}, "citations[0].replace: $nope is neither"),
+        ({"pattern": "(a)", "replace": "$2"}, "citations[0].replace: $2 but the pattern has 1"),
+    ],
+)
+def test_bad_citation_rules_are_refused_with_their_position(rule, message):
+    with pytest.raises(ConfigError) as err:
+        parse_rules([rule])
+    assert message in str(err.value)
+
+
+def test_bad_citation_rule_in_config_is_a_usage_error(tmp_path):
+    (tmp_path / "docs-flatten.yaml").write_text("citations:\n  - pattern: '('\n    replace: x\n")
+    with Store.open(tmp_path / "store") as opened:
+        load_files(opened, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    result = run_cli("search", "x", "--store", tmp_path / "store", cwd=tmp_path)
+    assert_clean_failure(result, 2, "citations[0].pattern")
+
+
+def test_get_pages_a_document_with_a_continuation_offset(store, tmp_path):
+    long = [record("long.md", i, f"Paragraph {i}. " + "text " * 400) for i in range(1, 11)]
+    load_files(store, [jsonl(tmp_path / "a.jsonl", long)], "docs")
+    pages, offset = [], 0
+    while offset is not None:
+        page = get(store, "long.md", offset=offset)
+        pages.append(page.text)
+        offset = page.next_offset
+    assert len(pages) >= 2 and all(len(p) <= 12_000 for p in pages)
+    assert "".join(pages) == "\n\n".join(r["content"] for r in long)
+
+
+def test_match_words_sources_toc_and_card(store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS)], "docs")
+    # Words in different chunks of one document still match it.
+    assert [d.source for d in match(store, ["rollbacks", "kubectl"])] == ["guide/deploy.md"]
+    assert [d.source for d in match(store, ["reset", "-password"])] == []
+    assert [d.source for d in match(store, ["deployments"], exact=True)] == ["guide/deploy.md"]
+    assert match(store, ["deploy"], exact=True) == []  # only "Deployments" is there
+    found = {w.word: w for w in words(store, "^deploy")}
+    assert found["deployments"].exact_documents == 1
+    listed, unmapped = sources(store, rules=parse_rules([{"pattern": "^guide/", "replace": "x"}]))
+    assert len(listed) == 4 and unmapped == 3
+    assert [e.source for e in toc(store, "guide/")] == ["guide/deploy.md"]
+    text = card(store, budget=60)
+    assert text == card(store, budget=60) and len(text) <= 60 * 4 + 200
+    assert "corpus `docs`: 4 documents" in text
+
+
+def test_cli_index_search_json_queries_file_and_tier_line(tmp_path):
+    store_path = tmp_path / "store"
+    data = jsonl(tmp_path / "a.jsonl", DOCS)
+    loaded = run_cli("index", data, "--corpus", "docs", "--store", store_path)
+    assert loaded.code == 0 and "4 added" in loaded.stdout
+    human = run_cli("search", "rollbacks", "--store", store_path)
+    assert human.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    as_json = run_cli("search", "rollbacks", "--store", store_path, "--json")
+    results = json.loads(as_json.stdout)
+    assert "tier: lexical" in as_json.stderr
+    for key in ("token", "source", "ordinal", "title", "section", "anchor", "startLine",
+                "endLine", "score", "corpus", "citation", "snippet"):  # fmt: skip
+        assert key in results[0]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "rollbacks"}\n{"id": "b", "query": "eks"}\n')
+    batch = run_cli("search", "--queries", queries, "--store", store_path, "--json")
+    lines = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [(x["id"], x["results"][0]["source"]) for x in lines] == [
+        ("a", "guide/deploy.md"), ("b", "infra/eks.tf")
+    ]  # fmt: skip
+
+
+def test_cli_eval_reports_metrics_and_fails_under_a_floor(tmp_path):
+    store_path = tmp_path / "store"
+    run_cli("index", jsonl(tmp_path / "a.jsonl", DOCS), "--corpus", "d", "--store", store_path)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "1", "query": "password reset"}\n{"id": "2", "query": "eks"}\n')
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n1\tfaq.md\t1\n2\tinfra/eks.tf\t1\n")
+    result = run_cli("eval", "--queries", queries, "--qrels", qrels, "--store", store_path,
+                     "--json")  # fmt: skip
+    metrics = json.loads(result.stdout)
+    assert metrics["ndcg@10"] == 1.0 and metrics["mrr"] == 1.0 and metrics["queries"] == 2
+    qrels.write_text("1\tnot-there\t1\n")
+    floor = run_cli("eval", "--queries", queries, "--qrels", qrels, "--store", store_path,
+                    "--min-ndcg", "0.5")  # fmt: skip
+    assert_clean_failure(floor, 1, "below --min-ndcg")
+
+
+def test_cli_ingest_a_folder_and_reingest_is_a_no_op(tmp_path):
+    store_path = tmp_path / "store"
+    tree = FIXTURES / "docs-tree"
+    first = run_cli("ingest", "--root", tree, "--corpus", "docs", "--store", store_path, "--json")
+    assert first.code == 0 and json.loads(first.stdout)["added"] == 9
+    second = run_cli("ingest", "--root", tree, "--corpus", "docs", "--store", store_path, "--json")
+    report = json.loads(second.stdout)
+    assert (report["added"], report["updated"], report["unchanged"]) == (0, 0, 9)
+    shown = run_cli("show", "docs/guide/install.md#2", "--store", store_path)
+    assert shown.code == 0 and "With pip" in shown.stdout
+
+
+def test_cli_index_reads_stdin_and_directories(tmp_path):
+    store_path = tmp_path / "store"
+    write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", "index", "-", str(tmp_path / "notes"), "--corpus", "mix",
+         "--store", str(store_path)],
+        input=json.dumps(DOCS[0]) + "\n", capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = run_cli("match", "zebras", "--store", store_path, "--paths-only")
+    assert found.stdout.splitlines()[-1] == "a.md"
