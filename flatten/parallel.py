@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import islice
@@ -28,9 +29,20 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C is the parent's to handle: it stops the pool and cleans up once.
+def _start_method() -> str:
+    """fork when this process has one thread (workers start in milliseconds and inherit the
+    loaded grammars); forkserver otherwise, since forking beside another thread can deadlock."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def _worker_signals() -> None:
+    # Ctrl-C is the parent's to handle: it stops the pool and cleans up once. SIGTERM must kill
+    # a worker outright, as Pool.terminate() expects; the parent's own handler (which turns
+    # SIGTERM into a clean-up) is inherited by fork and would leave a worker blocked on a lock.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
@@ -56,8 +68,7 @@ def ordered_map(
     chunks: Iterator[list[T]] = (
         items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
     )
-    # fork: workers start in milliseconds and inherit the loaded grammars.
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+    pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
     try:
         pending = deque(pool.apply_async(_run_chunk, (fn, c)) for c in islice(chunks, window))
         while pending:
@@ -65,7 +76,9 @@ def ordered_map(
             for chunk in islice(chunks, 1):
                 pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
             yield from results
-        pool.close()
-    finally:
+    except BaseException:  # an error, Ctrl-C, or the consumer stopped early
         pool.terminate()
         pool.join()
+        raise
+    pool.close()
+    pool.join()

@@ -1,4 +1,8 @@
-"""Progress on stderr: a rich bar on a terminal, a periodic one-line status in CI logs."""
+"""Progress on stderr: a rich bar on a terminal, a periodic one-line status in CI logs.
+
+The bar is refreshed by the caller, not by rich's background thread: the pipeline forks worker
+processes, and forking while another thread holds a lock can deadlock the children.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ class Progress:
                 TimeElapsedColumn(),
                 console=Console(file=self.stream),
                 transient=True,
+                auto_refresh=False,  # no background thread: see the module docstring
             )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=None, status="")
@@ -52,6 +57,7 @@ class Progress:
         if not self.enabled:
             return
         status = f"{report.slices:,} slices, {report.bytes_read / 1e6:,.1f} MB"
+        now = time.monotonic()
         if self._bar is not None:
             self._bar.update(
                 self._task,
@@ -59,8 +65,10 @@ class Progress:
                 total=report.files_total or None,
                 status=status,
             )
+            if now - self._last >= 0.1:
+                self._last = now
+                self._bar.refresh()
             return
-        now = time.monotonic()
         if now - self._last >= self.interval:
             self._last = now
             print(
