@@ -8,6 +8,11 @@ FTS5's porter splits some families across stems (`deploy`, `deploying` -> `deplo
 `deployment(s)` -> `deploy`), and it stems prefix queries too (`deploy*` is `deploi*`), so a
 prefix cannot bridge the split. Instead, a query word brings in inflected forms whose stem
 differs from its own and occurs in the index (`deploy` also asks for the stem of `deployment`).
+This is done where porter made an `-i` stem (the y -> i rule that splits these families).
+
+A term in nearly every chunk costs far more to rank than a rare one and, with an IDF near zero,
+barely moves the ranking, so such terms are left out when the query has rarer ones. When every
+word is common, chunks whose title, section or symbol hold them all are tried first.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def stem(word: str) -> str:
 
 def family(db: sqlite3.Connection, word: str) -> list[str]:
     """Inflections of `word` whose stems differ from its own and occur in the index."""
-    if len(word) < _FAMILY_MIN or not word.isalpha():
+    if len(word) < _FAMILY_MIN or not word.isalpha() or not stem(word).endswith("i"):
         return []
     stems = {stem(word)}
     forms = []
@@ -69,13 +74,46 @@ def family(db: sqlite3.Connection, word: str) -> list[str]:
     return forms
 
 
-def build_query(db: sqlite3.Connection, query: str) -> str | None:
-    """The FTS5 MATCH expression for a user's query, or None when it has no words."""
+COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    expression: str  # the FTS5 MATCH expression
+    # Every word is common: first try chunks whose title, section or symbol hold them all.
+    headline_first: str | None = None
+
+
+def _document_frequency(db: sqlite3.Connection, word: str) -> int | None:
+    if not word.isalnum():
+        return None  # several tokens (`aws_eks_cluster`): a phrase, never dropped
+    row = db.execute("SELECT doc FROM vocab_stemmed WHERE term = ?", (stem(word),)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def plan(db: sqlite3.Connection, query: str) -> QueryPlan | None:
+    """How to run a user's query, or None when it has no words."""
+    words = query_words(query)
+    if not words:
+        return None
+    chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+    frequency = {w: _document_frequency(db, w) for w in words}
+    rare = [w for w in words if (frequency[w] or 0) <= COMMON_SHARE * chunks]
     terms: list[str] = []
-    for word in query_words(query):
+    for word in rare or words:
         terms.append(fts_string(word))
         terms.extend(fts_string(form) for form in family(db, word))
-    return " OR ".join(terms) if terms else None
+    headline = None
+    if not rare:
+        together = " AND ".join(fts_string(w) for w in words)
+        headline = f"{{title section symbol}} : ({together})"
+    return QueryPlan(" OR ".join(terms), headline)
+
+
+def build_query(db: sqlite3.Connection, query: str) -> str | None:
+    """The FTS5 MATCH expression for a user's query, or None when it has no words."""
+    planned = plan(db, query)
+    return planned.expression if planned else None
 
 
 def lexical(
@@ -86,9 +124,19 @@ def lexical(
     corpus: str | None = None,
     snippets: bool = True,
 ) -> list[LexicalHit]:
-    expression = build_query(db, query)
-    if expression is None:
+    planned = plan(db, query)
+    if planned is None:
         return []
+    if planned.headline_first:
+        hits = _rank(db, planned.headline_first, top_k, corpus, snippets)
+        if len(hits) >= top_k:
+            return hits
+    return _rank(db, planned.expression, top_k, corpus, snippets)
+
+
+def _rank(
+    db: sqlite3.Connection, expression: str, top_k: int, corpus: str | None, snippets: bool
+) -> list[LexicalHit]:
     weights = ", ".join(str(w) for w in WEIGHTS)
     params: list[object] = [expression]
     corpus_filter = ""

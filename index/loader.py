@@ -92,10 +92,6 @@ class Chunk:
     redactions: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def fingerprint_part(self) -> bytes:
-        data = {k: v for k, v in self.__dict__.items() if k != "content"}
-        return json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
-
 
 def _str(value: Any, name: str, *, required: bool = False) -> str | None:
     if value is None:
@@ -286,7 +282,9 @@ def load_files(
                 chunk.ordinal = ordinal
                 doc.ordinals.add(ordinal)
                 doc.lines.append((index, offset, ordinal))
-                doc.hasher.update(chunk.fingerprint_part())
+                # The raw line, not a re-serialisation: cheaper, and our output is deterministic.
+                doc.hasher.update(line.rstrip(b"\r\n"))
+                doc.hasher.update(b"\n")
                 if not provenance:
                     provenance = {"repo": chunk.repo_url, "commit": chunk.commit, "ref": chunk.ref}
         with store.write() as db:
@@ -326,6 +324,7 @@ def _apply(
         for doc_id, _ in existing.values():
             _delete_document(db, doc_id)
         existing = {}
+    writer = _BatchWriter(db)
     for source, doc in docs.items():
         fingerprint = doc.hasher.hexdigest()
         current = existing.get(source)
@@ -341,8 +340,9 @@ def _apply(
             (_reread(handles[f], offset, source, ordinal) for f, offset, ordinal in doc.lines),
             key=lambda c: c.ordinal,
         )
-        _insert_document(db, corpus_id, source, fingerprint, chunks, now)
+        writer.add(corpus_id, source, fingerprint, chunks, now)
         report.chunks += len(chunks)
+    writer.flush()
     if not partial:
         for source, (doc_id, _) in existing.items():
             if source not in docs:
@@ -371,73 +371,68 @@ def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
-def _insert_document(
-    db: sqlite3.Connection,
-    corpus_id: int,
-    source: str,
-    fingerprint: str,
-    chunks: list[Chunk],
-    now: str,
-) -> None:
-    first = chunks[0]
-    cursor = db.execute(
-        "INSERT INTO documents (corpus_id, source, fingerprint, doc_hash, title, kind, lang, url, "
-        "repo_url, commit_sha, ref, chunks, chars, indexed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            corpus_id,
-            source,
-            fingerprint,
-            first.doc_hash,
-            first.doc_title or first.title,
-            first.kind,
-            first.lang,
-            first.url,
-            first.repo_url,
-            first.commit,
-            first.ref,
-            len(chunks),
-            sum(len(c.content) for c in chunks),
-            now,
-        ),
-    )
-    doc_id = cursor.lastrowid
-    for chunk in chunks:
-        chunk_id = db.execute(
-            "INSERT INTO chunks (document_id, ordinal, hash, title, section, anchor, symbol, "
-            "start_line, end_line, kind, redactions, meta) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                doc_id,
-                chunk.ordinal,
-                chunk.hash,
-                chunk.title,
-                json.dumps(chunk.section, ensure_ascii=False) if chunk.section else None,
-                chunk.anchor,
-                chunk.symbol,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.kind,
-                chunk.redactions,
-                json.dumps(chunk.meta, ensure_ascii=False) if chunk.meta else None,
-            ),
-        ).lastrowid
-        section_text = " > ".join(chunk.section)
-        db.execute(
+class _BatchWriter:
+    """Inserts documents and chunks in batches, with ids assigned here (no round trip per row)."""
+
+    BATCH = 2000
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.next_doc = db.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchone()[0]
+        self.next_chunk = db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+        self.documents: list[tuple[Any, ...]] = []
+        self.chunks: list[tuple[Any, ...]] = []
+        self.texts: list[tuple[Any, ...]] = []
+        self.exact: list[tuple[int, str]] = []
+
+    def add(
+        self, corpus_id: int, source: str, fingerprint: str, chunks: list[Chunk], now: str
+    ) -> None:
+        first = chunks[0]
+        doc_id = self.next_doc
+        self.next_doc += 1
+        self.documents.append(
+            (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
+             first.kind, first.lang, first.url, first.repo_url, first.commit, first.ref,
+             len(chunks), sum(len(c.content) for c in chunks), now)
+        )  # fmt: skip
+        for chunk in chunks:
+            chunk_id = self.next_chunk
+            self.next_chunk += 1
+            self.chunks.append(
+                (chunk_id, doc_id, chunk.ordinal, chunk.hash, chunk.title,
+                 json.dumps(chunk.section, ensure_ascii=False) if chunk.section else None,
+                 chunk.anchor, chunk.symbol, chunk.start_line, chunk.end_line, chunk.kind,
+                 chunk.redactions,
+                 json.dumps(chunk.meta, ensure_ascii=False) if chunk.meta else None)
+            )  # fmt: skip
+            parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
+            self.texts.append((chunk_id, chunk.title, " > ".join(chunk.section),
+                               chunk.symbol or "", chunk.content, parts))  # fmt: skip
+            self.exact.append((chunk_id, chunk.content))
+        if len(self.chunks) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        db = self.db
+        db.executemany(
+            "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
+            "lang, url, repo_url, commit_sha, ref, chunks, chars, indexed_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            self.documents,
+        )
+        db.executemany(
+            "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
+            "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            self.chunks,
+        )
+        db.executemany(
             "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                chunk_id,
-                chunk.title,
-                section_text,
-                chunk.symbol or "",
-                chunk.content,
-                identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content))),
-            ),
+            self.texts,
         )
-        db.execute(
-            "INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", (chunk_id, chunk.content)
-        )
+        db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", self.exact)
+        self.documents, self.chunks, self.texts, self.exact = [], [], [], []
 
 
 def spool_stdin() -> Path:

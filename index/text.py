@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_CASE_CHANGE = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")  # linear: no nested repeats
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # CSI/OSC and other escape sequences, then any remaining C0/C1 control except \n and \t.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
@@ -76,9 +77,11 @@ def identifier_parts(text: str) -> str:
     `snake_case` and `kebab-case` already split at the tokenizer; `getUserName` does not, so its
     parts `get user name` are indexed beside it. Only words that have parts contribute.
     """
+    if not _CASE_CHANGE.search(text):
+        return ""  # most prose: nothing to split, decided in one pass
     out: list[str] = []
     for word in _WORD.findall(text):
-        if word.islower() or word.isupper() or word.isdigit():
+        if word.islower() or word.isupper() or not _CASE_CHANGE.search(word):
             continue
         for piece in word.split("_"):
             parts = _CAMEL_PART.findall(piece)

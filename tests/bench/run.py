@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
+import index_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -204,6 +205,30 @@ def main() -> None:
             f"{r.mb_per_s_per_core:>8} {r.slices:>7}"
         )
 
+    index_runs = [index_bench.measure_index(work, n) for n in (10_000, 100_000)]
+    print()
+    header = (
+        f"{'index':<12} {'slices':>8} {'load s':>7} {'slices/s':>9} {'reload s':>9} "
+        f"{'reload %':>9} {'p50 ms':>7} {'p95 ms':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for m in index_runs:
+        share = f"{m.reload_share * 100:.1f}%"
+        print(
+            f"{'lexical':<12} {m.slices:>8} {m.load_seconds:>7} {m.slices_per_s:>9} "
+            f"{m.reload_seconds:>9} {share:>9} {m.p50_ms:>7} {m.p95_ms:>7}"
+        )
+    quality = index_bench.scifact(work, PROJECT.parent / "shared")
+    if quality:
+        shown = {k: v for k, v in quality.items() if k.startswith(("ndcg", "recall", "mrr"))}
+        print(
+            f"\nSciFact (train, {quality['queries']} queries): "
+            + ", ".join(f"{k}={v}" for k, v in shown.items())
+        )
+    else:
+        print("\nSciFact: skipped (../shared/eval/scifact is absent)")
+
     machine = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
@@ -217,6 +242,8 @@ def main() -> None:
                 "machine": machine,
                 "flatten": [asdict(m) for m in results],
                 "slicing": [asdict(r) for r in rates],
+                "index": [asdict(m) for m in index_runs],
+                "scifact": quality,
             },
             indent=2,
         )

@@ -1,0 +1,161 @@
+"""Index benchmarks: load rate, no-op reload, search latency, and SciFact retrieval quality."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SYLLABLES = (
+    "ka",
+    "to",
+    "ri",
+    "men",
+    "sol",
+    "ver",
+    "pa",
+    "lin",
+    "dro",
+    "ex",
+    "qui",
+    "zor",
+    "nal",
+    "tek",
+    "bu",
+    "or",
+    "si",
+    "gam",
+    "fel",
+    "ux",
+)
+
+
+def vocabulary(rng: random.Random, size: int = 30_000) -> list[str]:
+    words = {"".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))) for _ in range(size)}
+    return sorted(words)
+
+
+def write_slices(path: Path, count: int, seed: int = 7) -> list[str]:
+    """`count` JSONL slices (10 per document) of Zipf-distributed words; returns the vocabulary
+    in frequency order, most common first."""
+    rng = random.Random(seed)
+    vocab = vocabulary(rng)
+    rng.shuffle(vocab)
+    weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocab))]
+    cumulative = []
+    total = 0.0
+    for w in weights:
+        total += w
+        cumulative.append(total)
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(count):
+            words = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(80, 220))
+            title = " ".join(words[:4]).capitalize()
+            content = " ".join(words)
+            source = f"docs/{i // 10:06}.md"
+            out.write(
+                json.dumps(
+                    {
+                        "id": f"{source}#{i % 10 + 1}",
+                        "source": source,
+                        "title": title,
+                        "content": content,
+                        "ordinal": i % 10 + 1,
+                        "section": [title],
+                    }
+                )
+                + "\n"
+            )
+    return vocab
+
+
+@dataclass
+class IndexMeasurement:
+    slices: int
+    load_seconds: float
+    slices_per_s: float
+    reload_seconds: float
+    reload_share: float  # no-op reload time as a share of the first load
+    p50_ms: float
+    p95_ms: float
+    queries: int
+
+
+def queries_for(vocab: list[str], rng: random.Random, n: int = 300) -> list[str]:
+    common, rare = vocab[:20], vocab[5000:25000]
+    out = []
+    for i in range(n):
+        kind = i % 3
+        if kind == 0:
+            out.append(rng.choice(rare))
+        elif kind == 1:
+            out.append(f"{rng.choice(common)} {rng.choice(common)}")
+        else:
+            out.append(
+                f"how do I configure {rng.choice(rare)} with {rng.choice(common)} "
+                f"and {rng.choice(vocab[100:2000])}?"
+            )
+    return out
+
+
+def measure_index(work: Path, count: int) -> IndexMeasurement:
+    from index.loader import load_files
+    from index.search import search
+    from index.store import Store
+
+    data = work / f"slices-{count}.jsonl"
+    vocab = write_slices(data, count)
+    store_dir = work / f"store-{count}"
+    if store_dir.exists():
+        for child in store_dir.iterdir():
+            child.unlink()
+    with Store.open(store_dir) as store:
+        started = time.perf_counter()
+        load_files(store, [data], "bench")
+        load_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        report = load_files(store, [data], "bench")
+        reload_seconds = time.perf_counter() - started
+        assert report.unchanged and not report.chunks
+    latencies = []
+    with Store.open(store_dir, readonly=True) as reader:
+        for query in queries_for(vocab, random.Random(count)):
+            started = time.perf_counter()
+            search(reader, query, top_k=10)
+            latencies.append((time.perf_counter() - started) * 1000)
+    latencies.sort()
+    return IndexMeasurement(
+        count,
+        round(load_seconds, 2),
+        round(count / load_seconds),
+        round(reload_seconds, 2),
+        round(reload_seconds / load_seconds, 3),
+        round(statistics.median(latencies), 2),
+        round(latencies[int(len(latencies) * 0.95) - 1], 2),
+        len(latencies),
+    )
+
+
+def scifact(work: Path, shared: Path) -> dict[str, object] | None:
+    """nDCG@10, Recall@100 and MRR on BEIR SciFact (train queries), if the data is there."""
+    root = shared / "eval" / "scifact"
+    if not (root / "corpus.jsonl").exists():
+        return None
+    from index.evaluate import evaluate, read_qrels, read_queries
+    from index.loader import load_files
+    from index.search import search
+    from index.store import Store
+
+    store_dir = work / "store-scifact"
+    with Store.open(store_dir) as store:
+        load_files(store, [root / "corpus.jsonl"], "scifact")
+        queries = read_queries(root / "queries-train.jsonl")
+        judgments = read_qrels(root / "qrels" / "train.tsv")
+
+        def rank(text: str, depth: int) -> list[str]:
+            return [r.source for r in search(store, text, top_k=depth, snippets=False).results]
+
+        return evaluate(queries, judgments, rank, 10).to_dict()
