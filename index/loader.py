@@ -1,9 +1,12 @@
 """Load JSONL records into the index: incremental, keyed by content, one transaction per run.
 
-Pass 1 reads every line once: malformed lines are counted with their line numbers and never stop
-the load; each document (corpus, source) gets a fingerprint over its records (content by hash),
-and only line offsets are kept. Documents whose fingerprint is unchanged are skipped. Pass 2
-reads back just the lines of new and changed documents and replaces those documents. A load is a
+Pass 1 reads every line once and groups it by document (corpus, source): each document gets a
+fingerprint over its raw lines, and only line offsets are kept. Our own records name their source
+and ordinal at a fixed place at the start of the line, so pass 1 reads those without parsing JSON;
+any other line is parsed. Documents whose fingerprint is unchanged are skipped: a no-op reload
+parses nothing. Pass 2 parses and validates every line of the new and changed documents
+(reading back from the file what pass 1 did not keep within a memory budget) and replaces those
+documents. Malformed lines are counted with their line numbers and never stop the load. A load is a
 complete snapshot of its corpus unless `partial`: documents it does not mention are removed.
 
 Our own records load, and so do foreign ones: LangChain (`page_content` + `metadata`),
@@ -31,6 +34,10 @@ from index.store import Store
 from index.text import identifier_parts
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
+# `{"id":"<source>#<ordinal>","source":"<source>"` as our writer puts it (no escapes inside;
+# json.dumps' default spacing accepted too).
+_NATIVE_HEAD = re.compile(rb'^\{\s*"id":\s*"([^"\\]*)#(\d+)",\s*"source":\s*"([^"\\]*)"')
+HOLD_CHARS = 256 << 20  # content kept between the passes, at most
 _ID_ORDINAL = re.compile(r"^(.*)#(\d+)$")
 _KNOWN_FIELDS = {
     "id",
@@ -93,79 +100,87 @@ class Chunk:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _str(value: Any, name: str, *, required: bool = False) -> str | None:
-    if value is None:
-        if required:
-            raise Malformed(f"missing {name}")
-        return None
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return str(value)
-    raise Malformed(f"{name} must be a string, not {type(value).__name__}")
+_TEXT_FIELDS = frozenset({
+    "id", "id_", "_id", "source", "title", "anchor", "symbol", "kind", "lang", "docTitle", "url",
+    "permalink", "repoUrl", "commit", "ref", "docHash",
+})  # fmt: skip
+_INT_FIELDS = frozenset({"ordinal", "startLine", "endLine", "redactions"})
 
 
-def _int(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
-        raise Malformed(f"{name} must be an integer")
-    return value
+def _checked(data: dict[str, Any]) -> dict[str, Any]:
+    """Types checked (and numbers given as text accepted) in one pass over the fields present."""
+    fixed: dict[str, Any] = {}
+    for key, value in data.items():
+        if value is None:
+            continue
+        if key in _TEXT_FIELDS:
+            if type(value) is not str:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise Malformed(f"{key} must be a string, not {type(value).__name__}")
+                fixed[key] = str(value)
+        elif key in _INT_FIELDS and type(value) is not int:
+            if isinstance(value, str) and value.isdigit():
+                fixed[key] = int(value)
+            else:
+                raise Malformed(f"{key} must be an integer")
+    if fixed:
+        data = {**data, **fixed}
+    return data
 
 
 def normalize(obj: Any, fallback_source: str) -> Chunk:
     """One JSON value as a chunk, or `Malformed` with the reason."""
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise Malformed("not a JSON object")
-    nested = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else obj.get("meta")
-    data: dict[str, Any] = {**(nested if isinstance(nested, dict) else {}), **obj}
-    content = next((data[k] for k in ("content", "text", "page_content") if k in data), None)
-    if not isinstance(content, str):
+    nested = obj.get("metadata")
+    if type(nested) is not dict:
+        nested = obj.get("meta")
+    data = {**nested, **obj} if type(nested) is dict else obj
+    content = data.get("content")
+    if content is None:
+        content = data.get("text", data.get("page_content"))
+    if type(content) is not str:
         raise Malformed("no text: expected content, text or page_content as a string")
     if not content.strip():
         raise Malformed("empty content")
-    raw_id = _str(data.get("id") or data.get("id_") or data.get("_id"), "id")
+    data = _checked(data)
+    get = data.get
+    raw_id = get("id") or get("id_") or get("_id")
     id_match = _ID_ORDINAL.match(raw_id) if raw_id else None
-    source = (
-        _str(data.get("source") or data.get("url"), "source")
-        or (id_match.group(1) if id_match else raw_id)
-        or fallback_source
-    )
-    ordinal = _int(data.get("ordinal"), "ordinal")
+    source = get("source") or get("url") or (id_match.group(1) if id_match else raw_id)
+    source = source or fallback_source
+    ordinal = get("ordinal")
     if ordinal is None and id_match and id_match.group(1) == source:
         ordinal = int(id_match.group(2))
-    section = data.get("section")
-    if isinstance(section, str):
+    section = get("section")
+    if type(section) is str:
         section = [part for part in section.split(" > ") if part]
     elif section is None:
         section = []
-    elif not (isinstance(section, list) and all(isinstance(s, str) for s in section)):
+    elif not (type(section) is list and all(type(s) is str for s in section)):
         raise Malformed("section must be a list of strings")
-    meta = {
-        k: v
-        for k, v in data.items()
-        if k not in _KNOWN_FIELDS and isinstance(v, str | int | float | bool)
-    }
+    extra = data.keys() - _KNOWN_FIELDS
+    meta = {k: data[k] for k in sorted(extra) if isinstance(data[k], str | int | float | bool)}
     return Chunk(
         source=source,
         ordinal=ordinal if ordinal is not None else -1,  # -1: numbered in order of appearance
         content=content,
-        title=_str(data.get("title"), "title") or _str(data.get("docTitle"), "docTitle") or source,
+        title=get("title") or get("docTitle") or source,
         hash=sha256_hex(content),
         section=section,
-        anchor=_str(data.get("anchor"), "anchor"),
-        symbol=_str(data.get("symbol"), "symbol"),
-        start_line=_int(data.get("startLine"), "startLine"),
-        end_line=_int(data.get("endLine"), "endLine"),
-        kind=_str(data.get("kind"), "kind"),
-        lang=_str(data.get("lang"), "lang"),
-        doc_title=_str(data.get("docTitle"), "docTitle"),
-        url=_str(data.get("url") or data.get("permalink"), "url"),
-        repo_url=_str(data.get("repoUrl"), "repoUrl"),
-        commit=_str(data.get("commit"), "commit"),
-        ref=_str(data.get("ref"), "ref"),
-        doc_hash=_str(data.get("docHash"), "docHash"),
-        redactions=_int(data.get("redactions"), "redactions") or 0,
+        anchor=get("anchor"),
+        symbol=get("symbol"),
+        start_line=get("startLine"),
+        end_line=get("endLine"),
+        kind=get("kind"),
+        lang=get("lang"),
+        doc_title=get("docTitle"),
+        url=get("url") or get("permalink"),
+        repo_url=get("repoUrl"),
+        commit=get("commit"),
+        ref=get("ref"),
+        doc_hash=get("docHash"),
+        redactions=get("redactions") or 0,
         meta=meta,
     )
 
@@ -211,8 +226,10 @@ class LoadReport:
 @dataclass
 class _Doc:
     hasher: Any
-    lines: list[tuple[int, int, int]] = field(default_factory=list)  # (file, offset, ordinal)
+    # (file, offset, ordinal, line number)
+    lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
+    held: list[Chunk] | None = field(default_factory=list)  # None: re-read in pass 2
 
 
 def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
@@ -251,14 +268,19 @@ def load_files(
     *,
     partial: bool = False,
     reindex: bool = False,
+    hold_chars: int = HOLD_CHARS,
 ) -> LoadReport:
     """Load JSONL files into `corpus` in one transaction."""
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
+    # Read before the write lock to decide what to keep in memory; rechecked under the lock.
+    known = {} if reindex else _fingerprints(store.db, corpus)
     handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
     try:
         docs: dict[str, _Doc] = {}
-        provenance: dict[str, str | None] = {}
+        held_chars = 0
+        holding = True
+        previous: str | None = None
         for index, (path, handle) in enumerate(zip(paths, handles, strict=True)):
             for number, offset, line in _read_lines(handle):
                 report.lines += 1
@@ -267,28 +289,48 @@ def load_files(
                     continue
                 if not line.strip():
                     continue
-                try:
-                    chunk = _parse(line, f"{path.name}#L{number}")
-                except Malformed as exc:
-                    report.malformed.append((path.name, number, str(exc)))
-                    continue
-                doc = docs.setdefault(chunk.source, _Doc(hashlib.sha256()))
-                ordinal = chunk.ordinal if chunk.ordinal >= 0 else len(doc.lines) + 1
+                chunk: Chunk | None = None
+                head = _NATIVE_HEAD.match(line)
+                if head and head.group(1) == head.group(3):
+                    source, ordinal = head.group(3).decode("utf-8", "replace"), int(head.group(2))
+                else:
+                    try:
+                        chunk = _parse(line, f"{path.name}#L{number}")
+                    except Malformed as exc:
+                        report.malformed.append((path.name, number, str(exc)))
+                        continue
+                    source, ordinal = chunk.source, chunk.ordinal
+                doc = docs.get(source)
+                if doc is None:
+                    doc = docs[source] = _Doc(hashlib.sha256())
+                if ordinal < 0:
+                    ordinal = len(doc.lines) + 1
                 if ordinal in doc.ordinals:
-                    report.malformed.append(
-                        (path.name, number, f"duplicate {chunk.source}#{ordinal}")
-                    )
+                    report.malformed.append((path.name, number, f"duplicate {source}#{ordinal}"))
                     continue
-                chunk.ordinal = ordinal
+                if previous is not None and previous != source:
+                    _release_if_unchanged(docs[previous], known.get(previous))
+                previous = source
                 doc.ordinals.add(ordinal)
-                doc.lines.append((index, offset, ordinal))
+                doc.lines.append((index, offset, ordinal, number))
                 # The raw line, not a re-serialisation: cheaper, and our output is deterministic.
                 doc.hasher.update(line.rstrip(b"\r\n"))
                 doc.hasher.update(b"\n")
-                if not provenance:
-                    provenance = {"repo": chunk.repo_url, "commit": chunk.commit, "ref": chunk.ref}
+                if chunk is None:
+                    doc.held = None  # not parsed yet: pass 2 reads it
+                elif holding and doc.held is not None:
+                    chunk.ordinal = ordinal
+                    held_chars += len(chunk.content)
+                    if held_chars > hold_chars:
+                        holding = False  # over budget: pass 2 reads everything back
+                        for other in docs.values():
+                            other.held = None
+                    else:
+                        doc.held.append(chunk)
+                elif not holding:
+                    doc.held = None
         with store.write() as db:
-            _apply(db, handles, docs, corpus, provenance, report, partial, reindex)
+            _apply(db, handles, paths, docs, corpus, report, partial, reindex)
     finally:
         for handle in handles:
             handle.close()
@@ -296,22 +338,37 @@ def load_files(
     return report
 
 
+def _fingerprints(db: sqlite3.Connection, corpus: str) -> dict[str, str]:
+    return dict(
+        db.execute(
+            "SELECT d.source, d.fingerprint FROM documents d JOIN corpora k "
+            "ON k.id = d.corpus_id WHERE k.name = ?",
+            (corpus,),
+        ).fetchall()
+    )
+
+
+def _release_if_unchanged(doc: _Doc, known: str | None) -> None:
+    """A finished document that is unchanged needs no content in memory."""
+    if doc.held and known is not None and doc.hasher.copy().hexdigest() == known:
+        doc.held = []
+
+
 def _apply(
     db: sqlite3.Connection,
     handles: list[IO[bytes]],
+    paths: list[Path],
     docs: dict[str, _Doc],
     corpus: str,
-    provenance: dict[str, str | None],
     report: LoadReport,
     partial: bool,
     reindex: bool,
 ) -> None:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     db.execute(
-        "INSERT INTO corpora (name, repo_url, commit_sha, ref, indexed_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET repo_url = excluded.repo_url, "
-        "commit_sha = excluded.commit_sha, ref = excluded.ref, indexed_at = excluded.indexed_at",
-        (corpus, provenance.get("repo"), provenance.get("commit"), provenance.get("ref"), now),
+        "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at",
+        (corpus, now),
     )
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
     existing = {
@@ -325,24 +382,32 @@ def _apply(
             _delete_document(db, doc_id)
         existing = {}
     writer = _BatchWriter(db)
+    origin: Chunk | None = None
     for source, doc in docs.items():
         fingerprint = doc.hasher.hexdigest()
         current = existing.get(source)
         if current and current[1] == fingerprint:
             report.unchanged += 1
             continue
+        chunks = _chunks_of(doc, handles, paths, source, report)
         if current:
             _delete_document(db, current[0])
+        if not chunks:  # every line of it was malformed
+            report.removed += 1 if current else 0
+            continue
+        if current:
             report.updated += 1
         else:
             report.added += 1
-        chunks = sorted(
-            (_reread(handles[f], offset, source, ordinal) for f, offset, ordinal in doc.lines),
-            key=lambda c: c.ordinal,
-        )
+        origin = origin or chunks[0]
         writer.add(corpus_id, source, fingerprint, chunks, now)
         report.chunks += len(chunks)
     writer.flush()
+    if origin is not None:  # the corpus's origin, as its newest records say
+        db.execute(
+            "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
+            (origin.repo_url, origin.commit, origin.ref, corpus_id),
+        )
     if not partial:
         for source, (doc_id, _) in existing.items():
             if source not in docs:
@@ -350,11 +415,23 @@ def _apply(
                 report.removed += 1
 
 
-def _reread(handle: IO[bytes], offset: int, source: str, ordinal: int) -> Chunk:
-    handle.seek(offset)
-    chunk = _parse(handle.readline(MAX_LINE_BYTES + 1), source)
-    chunk.source, chunk.ordinal = source, ordinal
-    return chunk
+def _chunks_of(
+    doc: _Doc, handles: list[IO[bytes]], paths: list[Path], source: str, report: LoadReport
+) -> list[Chunk]:
+    """A document's chunks in ordinal order: kept from pass 1, or parsed from the file now."""
+    if doc.held is not None and len(doc.held) == len(doc.lines):
+        return sorted(doc.held, key=lambda c: c.ordinal)
+    chunks = []
+    for f, offset, ordinal, number in doc.lines:
+        handles[f].seek(offset)
+        try:
+            chunk = _parse(handles[f].readline(MAX_LINE_BYTES + 1), source)
+        except Malformed as exc:
+            report.malformed.append((paths[f].name, number, str(exc)))
+            continue
+        chunk.source, chunk.ordinal = source, ordinal
+        chunks.append(chunk)
+    return sorted(chunks, key=lambda c: c.ordinal)
 
 
 def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:

@@ -18,6 +18,7 @@ from index.text import fts_string, safe_display
 
 PAGE_CHARS = 12_000
 _TOKEN = re.compile(r"^(?P<source>.+)#(?P<ordinal>\d+)$")
+_TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
 
 
 @dataclass
@@ -76,13 +77,19 @@ def match(
 
 def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
     """Document id -> how many of its chunks hold the word."""
-    table = "chunks_exact" if exact else "chunks_fts"
-    column = "body" if exact else "{title section symbol body parts}"
+    if exact:
+        # The exact index keeps no positions: a word of several tokens (`aws_eks_cluster`)
+        # matches chunks holding each of its tokens.
+        tokens = _TOKENS.findall(word) or [word]
+        table, expression = "chunks_exact", " AND ".join(fts_string(t) for t in tokens)
+    else:
+        table = "chunks_fts"
+        expression = f"{{title section symbol body parts}} : {fts_string(word)}"
     return dict(
         store.db.execute(
             f"SELECT c.document_id, count(*) FROM {table} m JOIN chunks c ON c.id = m.rowid "
             f"WHERE {table} MATCH ? GROUP BY c.document_id",
-            (f"{column} : {fts_string(word)}",),
+            (expression,),
         ).fetchall()
     )
 
