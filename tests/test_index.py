@@ -174,11 +174,24 @@ def test_a_loader_killed_mid_load_leaves_the_previous_index_intact(tmp_path):
         [sys.executable, "-m", "flatten", "index", str(tmp_path / "big.jsonl"), "--corpus",
          "docs", "--store", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    time.sleep(2.5)
-    if proc.poll() is not None:
-        pytest.skip("the load finished before it could be killed")
-    proc.send_signal(signal.SIGKILL)
+    # Kill it while it holds the write transaction: a probe writer finds the store locked then.
+    probe = sqlite3.connect(path / "index.sqlite", timeout=0, isolation_level=None)
+    deadline = time.monotonic() + 60
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            except sqlite3.OperationalError:  # locked: the load is in its transaction
+                time.sleep(0.3)  # well inside it: pass 2 and the inserts take seconds
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.01)
+    finally:
+        probe.close()
     proc.wait()
+    if proc.returncode != -signal.SIGKILL:
+        pytest.skip("the load finished before it could be killed mid-transaction")
     with Store.open(path, readonly=True) as after:
         assert after.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert len(sources(after)[0]) == 4  # the previous snapshot, whole
@@ -345,3 +358,34 @@ def test_cli_index_reads_stdin_and_directories(tmp_path):
     assert proc.returncode == 0, proc.stderr
     found = run_cli("match", "zebras", "--store", store_path, "--paths-only")
     assert found.stdout.splitlines()[-1] == "a.md"
+
+
+def test_our_lines_and_foreign_lines_load_to_the_same_index(store, tmp_path):
+    native = jsonl(tmp_path / "native.jsonl", DOCS)
+    # The same records with the keys in another order: parsed as foreign lines.
+    foreign = jsonl(tmp_path / "foreign.jsonl", [dict(reversed(list(r.items()))) for r in DOCS])
+    load_files(store, [native], "a")
+    load_files(store, [foreign], "b")
+    for corpus in ("a", "b"):
+        assert [(r.token, r.title) for r in search(store, "rollbacks", corpus=corpus).results] == [
+            ("guide/deploy.md#2", "Rollback")
+        ]
+
+
+def test_a_bad_line_that_looks_like_ours_is_caught_when_parsed(store, tmp_path):
+    bad = '{"id":"a.md#1","source":"a.md","content": 42}'
+    report = load_files(store, [jsonl(tmp_path / "a.jsonl", [DOCS[0], bad])], "docs")
+    assert [(line, reason.split(":")[0]) for _, line, reason in report.malformed] == [
+        (2, "no text")
+    ]
+    assert report.added == 1  # guide/deploy.md; a.md had no good line
+
+
+def test_documents_split_across_the_file_and_over_the_memory_budget(store, tmp_path):
+    interleaved = [DOCS[0], DOCS[2], DOCS[1], DOCS[3]]  # guide/deploy.md comes back later
+    path = jsonl(tmp_path / "a.jsonl", interleaved)
+    report = load_files(store, [path], "docs", hold_chars=10)  # far too small to keep anything
+    assert (report.added, report.chunks) == (3, 4)
+    assert show(store, "guide/deploy.md#2").content.startswith("Rollbacks")
+    again = load_files(store, [path], "docs", hold_chars=10)
+    assert again.unchanged == 3 and again.chunks == 0
