@@ -19,16 +19,30 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 demo: $(STAMP)
-	@mkdir -p $(DEMO)
+	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	@echo "== flatten this repository (cloned through git, --kind auto) =="
 	$(BIN)/docs-flatten flatten --repo . --kind auto -o $(DEMO)/corpus.jsonl --report $(DEMO)/report.json
 	@echo
 	@echo "== the first records (title, source, lines) =="
 	@$(BIN)/python -c "import json,itertools; [print(f\"{r['id']:<42} {r['title'][:48]:<48} L{r.get('startLine')}-{r.get('endLine')}\") for r in map(json.loads, itertools.islice(open('$(DEMO)/corpus.jsonl'), 12))]"
 	@echo
+	@echo "== index it; the second run finds nothing to do =="
+	$(BIN)/docs-flatten index $(DEMO)/corpus.jsonl --corpus docs-flatten --store $(DEMO)/index
+	$(BIN)/docs-flatten index $(DEMO)/corpus.jsonl --corpus docs-flatten --store $(DEMO)/index
+	@echo
+	@echo "== search, with citations mapped by fixtures/demo/docs-flatten.yaml =="
+	$(BIN)/docs-flatten search "how are secrets redacted" --store $(DEMO)/index --config fixtures/demo/docs-flatten.yaml -k 3
+	@echo
+	$(BIN)/docs-flatten search "aws_eks_cluster" --store $(DEMO)/index --config fixtures/demo/docs-flatten.yaml -k 2
+	@echo
+	$(BIN)/docs-flatten search "how do I install it with docker?" --store $(DEMO)/index -k 2
+	@echo
+	@echo "== every document holding both words =="
+	$(BIN)/docs-flatten match rollout canary --store $(DEMO)/index
+	@echo
 	@echo "== the realistic docs tree in fixtures/, as LangChain documents =="
 	$(BIN)/docs-flatten flatten --root fixtures/docs-tree --format langchain -o $(DEMO)/docs-tree.langchain.jsonl
-	@head -c 600 $(DEMO)/docs-tree.langchain.jsonl; echo " ..."
+	@head -c 400 $(DEMO)/docs-tree.langchain.jsonl; echo " ..."
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench/run.py
