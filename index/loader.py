@@ -382,26 +382,7 @@ def _apply(
             _delete_document(db, doc_id)
         existing = {}
     writer = _BatchWriter(db)
-    origin: Chunk | None = None
-    for source, doc in docs.items():
-        fingerprint = doc.hasher.hexdigest()
-        current = existing.get(source)
-        if current and current[1] == fingerprint:
-            report.unchanged += 1
-            continue
-        chunks = _chunks_of(doc, handles, paths, source, report)
-        if current:
-            _delete_document(db, current[0])
-        if not chunks:  # every line of it was malformed
-            report.removed += 1 if current else 0
-            continue
-        if current:
-            report.updated += 1
-        else:
-            report.added += 1
-        origin = origin or chunks[0]
-        writer.add(corpus_id, source, fingerprint, chunks, now)
-        report.chunks += len(chunks)
+    origin = _write_documents(writer, handles, paths, docs, existing, corpus_id, now, report)
     writer.flush()
     if origin is not None:  # the corpus's origin, as its newest records say
         db.execute(
@@ -413,6 +394,40 @@ def _apply(
             if source not in docs:
                 _delete_document(db, doc_id)
                 report.removed += 1
+
+
+def _write_documents(
+    writer: _BatchWriter,
+    handles: list[IO[bytes]],
+    paths: list[Path],
+    docs: dict[str, _Doc],
+    existing: dict[str, tuple[int, str]],
+    corpus_id: int,
+    now: str,
+    report: LoadReport,
+) -> Chunk | None:
+    """Add new and replace changed documents; return the first chunk written (its origin)."""
+    origin: Chunk | None = None
+    for source, doc in docs.items():
+        fingerprint = doc.hasher.hexdigest()
+        current = existing.get(source)
+        if current and current[1] == fingerprint:
+            report.unchanged += 1
+            continue
+        chunks = _chunks_of(doc, handles, paths, source, report)
+        if current:
+            _delete_document(writer.db, current[0])
+        if not chunks:  # every line of it was malformed
+            report.removed += 1 if current else 0
+            continue
+        if current:
+            report.updated += 1
+        else:
+            report.added += 1
+        origin = origin or chunks[0]
+        writer.add(corpus_id, source, fingerprint, chunks, now)
+        report.chunks += len(chunks)
+    return origin
 
 
 def _chunks_of(
@@ -449,7 +464,11 @@ def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
 
 
 class _BatchWriter:
-    """Inserts documents and chunks in batches, with ids assigned here (no round trip per row)."""
+    """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
+
+    (Writing batches on a second thread while the next is parsed was measured slower: SQLite's
+    FTS5 work dominates and the threads only contend for the GIL.)
+    """
 
     BATCH = 2000
 
@@ -491,25 +510,26 @@ class _BatchWriter:
             self.flush()
 
     def flush(self) -> None:
+        documents, chunks, texts, exact = self.documents, self.chunks, self.texts, self.exact
+        self.documents, self.chunks, self.texts, self.exact = [], [], [], []
         db = self.db
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
             "lang, url, repo_url, commit_sha, ref, chunks, chars, indexed_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            self.documents,
+            documents,
         )
         db.executemany(
             "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
             "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            self.chunks,
+            chunks,
         )
         db.executemany(
             "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            self.texts,
+            texts,
         )
-        db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", self.exact)
-        self.documents, self.chunks, self.texts, self.exact = [], [], [], []
+        db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", exact)
 
 
 def spool_stdin() -> Path:

@@ -116,9 +116,13 @@ def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list
         regex = re.compile(pattern or ".")
     except re.error as exc:
         raise UsageError(f"not a regular expression: {exc}", reason="bad-query") from exc
+    # The most widespread matching terms first (by chunk count, which fts5vocab keeps), so only
+    # `limit` of them need the per-document counts below.
     candidates = [
-        term for (term,) in store.db.execute("SELECT term FROM vocab_exact") if regex.search(term)
-    ]
+        term
+        for (term,) in store.db.execute("SELECT term FROM vocab_exact ORDER BY doc DESC, term")
+        if regex.search(term)
+    ][:limit]
     out = []
     for term in candidates:
         exact = _documents_matching(store, "chunks_exact", fts_string(term))
