@@ -13,6 +13,7 @@ from typing import Any
 from flatten.errors import UsageError
 from index.citations import CitationRule, cite
 from index.lexical import stem
+from index.located import Located, located_fields
 from index.store import Store
 from index.text import fts_string, safe_display
 
@@ -183,35 +184,12 @@ def sources(
 
 
 @dataclass
-class ChunkView:
-    token: str
-    source: str
-    corpus: str
-    ordinal: int
-    title: str
-    section: list[str]
-    anchor: str | None
-    start_line: int | None
-    end_line: int | None
-    citation: str | None
-    content: str
+class ChunkView(Located):
+    content: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "source": self.source,
-            "corpus": self.corpus,
-            "ordinal": self.ordinal,
-            "title": self.title,
-            "section": self.section,
-            "anchor": self.anchor,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "citation": self.citation,
-            "content": self.content,
-            **self.meta,
-        }
+        return {**self.located_dict(), "content": self.content, **self.meta}
 
 
 def show(
@@ -241,22 +219,10 @@ def show(
     if row is None:
         return None
     source, corpus_name, ordinal, title, section, anchor, start, end, body, meta = row
-    return ChunkView(
-        f"{source}#{ordinal}",
-        source,
-        corpus_name,
-        ordinal,
-        safe_display(title),
-        json.loads(section) if section else [],
-        anchor,
-        start,
-        end,
-        cite(
-            rules or [], source, corpus=corpus_name, ordinal=ordinal, heading=title, anchor=anchor
-        ),
-        safe_display(body),
-        json.loads(meta) if meta else {},
+    fields = located_fields(
+        rules or [], source, corpus_name, ordinal, title, section, anchor, start, end
     )
+    return ChunkView(**fields, content=safe_display(body), meta=json.loads(meta) if meta else {})
 
 
 @dataclass

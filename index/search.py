@@ -3,12 +3,12 @@ fusion join here later without changing what callers get back."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from index.citations import CitationRule, cite
+from index.citations import CitationRule
 from index.lexical import lexical
+from index.located import Located, located_fields
 from index.store import Store
 from index.text import safe_display
 
@@ -16,35 +16,16 @@ LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
 
 
 @dataclass
-class SearchResult:
-    token: str  # `<source>#<ordinal>`: the raw citation token, an index key
-    source: str
-    ordinal: int
-    title: str
-    section: list[str]
-    anchor: str | None
-    start_line: int | None
-    end_line: int | None
-    score: float
-    corpus: str
-    citation: str | None  # the mapped citation, when a rule matched
-    snippet: str
+class SearchResult(Located):
+    score: float = 0.0
+    snippet: str = ""
     symbol: str | None = None
     kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "token": self.token,
-            "source": self.source,
-            "ordinal": self.ordinal,
-            "title": self.title,
-            "section": self.section,
-            "anchor": self.anchor,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
+            **self.located_dict(),
             "score": round(self.score, 4),
-            "corpus": self.corpus,
-            "citation": self.citation,
             "snippet": self.snippet,
             "symbol": self.symbol,
             "kind": self.kind,
@@ -97,21 +78,11 @@ def describe(
         if row is None:
             continue
         _, source, ordinal, title, section, anchor, start, end, corpus, weight, symbol, kind = row
+        fields = located_fields(rules, source, corpus, ordinal, title, section, anchor, start, end)
         results.append(
             SearchResult(
-                token=f"{source}#{ordinal}",
-                source=source,
-                ordinal=ordinal,
-                title=safe_display(title),
-                section=json.loads(section) if section else [],
-                anchor=anchor,
-                start_line=start,
-                end_line=end,
+                **fields,
                 score=score * weight,
-                corpus=corpus,
-                citation=cite(
-                    rules, source, corpus=corpus, ordinal=ordinal, heading=title, anchor=anchor
-                ),
                 snippet=safe_display(" ".join(snippet.split())),
                 symbol=symbol,
                 kind=kind,

@@ -23,7 +23,7 @@ from typing import Any
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
 from slicers.languages import JS_FUNCTION_VALUES, LANGUAGES, NAME_NODES, Language
-from slicers.treesitter import line_range, node_text, parse
+from slicers.treesitter import node_text, parse, with_leading
 from slicers.windows import pack_windows, part_titles
 
 _MAX_DEPTH = 4
@@ -135,17 +135,11 @@ def _members(node: Any, lang: Language) -> list[Any]:
 def _units(nodes: list[Any], lang: Language, stem: str, prefix: str = "") -> list[_Unit]:
     """Units in source order; comments and attributes directly above attach to the next node."""
     units: list[_Unit] = []
-    pending: int | None = None  # first line of the comment/attribute block directly above
-    pending_end = -1
-    for node in nodes:
-        start, end = line_range(node)
-        if _is_comment(node) or node.type in lang.leading:
-            if pending is None or start > pending_end:
-                pending = start
-            pending_end = end
-            continue
-        first = pending if pending is not None and pending_end >= start else start
-        pending = None
+
+    def leading(node: Any) -> bool:
+        return _is_comment(node) or node.type in lang.leading
+
+    for node, first, end in with_leading(nodes, leading):
         symbol = symbol_of(node, lang, stem)
         if symbol is not None and prefix:
             symbol = f"{prefix}.{symbol}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
-from slicers.treesitter import line_range, node_text, parse
+from slicers.treesitter import node_text, parse, with_leading
 from slicers.windows import pack_windows, part_titles, slice_windows
 
 _PREFIXES = {"data": "data", "module": "module", "variable": "var", "output": "output"}
@@ -89,19 +89,8 @@ def _units(root: Any) -> list[tuple[int, str, str | None]]:
         nodes.extend(child.children if child.type == "body" else [child])
     nodes.sort(key=lambda n: n.start_byte)
     units: list[tuple[int, str, str | None]] = []
-    comment_start: int | None = None
-    previous_end = -1
     attributes: list[str] = []
-    for node in nodes:
-        start, end = line_range(node)
-        if node.type == "comment":
-            if comment_start is None or start > previous_end:
-                comment_start = start
-            previous_end = end
-            continue
-        first = comment_start if comment_start is not None and previous_end >= start else start
-        comment_start = None
-        previous_end = end
+    for node, first, _ in with_leading(nodes, lambda n: n.type == "comment"):
         if node.type == "block":
             units.append((first, *block_address(node)))
             attributes = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -36,3 +37,22 @@ def line_range(node: Any) -> tuple[int, int]:
 
 def node_text(node: Any) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def with_leading(
+    nodes: Iterable[Any], is_leading: Callable[[Any], bool]
+) -> Iterator[tuple[Any, int, int]]:
+    """(node, first line, end line) for each node that is not itself leading matter (comments,
+    attributes); the first line includes a leading block directly above it, with no blank line
+    between. Lines are 0-based, the end exclusive."""
+    pending: int | None = None  # first line of the leading block directly above
+    pending_end = -1
+    for node in nodes:
+        start, end = line_range(node)
+        if is_leading(node):
+            if pending is None or start > pending_end:
+                pending = start
+            pending_end = end
+            continue
+        yield node, (pending if pending is not None and pending_end >= start else start), end
+        pending = None
