@@ -15,22 +15,35 @@ import typer
 
 from flatten import __version__
 from flatten.cli_common import (
+    CRAWL_DEFAULTS,
     DEFAULTS,
+    Concurrency,
+    Delay,
     Exclude,
+    Header,
+    IgnoreRobots,
     Include,
     Kind,
     KindOption,
     MaxChars,
+    MaxDepth,
     MaxFileSize,
+    MaxPages,
+    MaxPageSize,
+    NoSitemap,
     Quiet,
     Ref,
     Repo,
     Root,
+    Scope,
     Subdir,
+    Timeout,
     TokenEnv,
+    Url,
     Workers,
     app,
     close,
+    crawl_options,
     flatten_options,
     reports_errors,
     source_records,
@@ -66,6 +79,17 @@ def flatten(
     ref: Ref = None,
     subdir: Subdir = None,
     token_env: TokenEnv = None,
+    url: Url = None,
+    scope: Scope = None,
+    max_pages: MaxPages = CRAWL_DEFAULTS["max_pages"],
+    max_depth: MaxDepth = CRAWL_DEFAULTS["max_depth"],
+    concurrency: Concurrency = CRAWL_DEFAULTS["concurrency"],
+    delay: Delay = CRAWL_DEFAULTS["delay"],
+    timeout: Timeout = CRAWL_DEFAULTS["timeout"],
+    max_page_size: MaxPageSize = CRAWL_DEFAULTS["max_page_size"],
+    ignore_robots: IgnoreRobots = False,
+    no_sitemap: NoSitemap = False,
+    header: Header = None,
     kind: KindOption = Kind.docs,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
                       help="Write JSONL here (atomically) [default: stdout].")] = None,
@@ -80,12 +104,15 @@ def flatten(
     workers: Workers = 0,
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
-    """Flatten a folder or a git repository into JSONL records, one per structural slice."""
+    """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
-    report = RunReport(source=str(root or repo))
+    crawling = crawl_options(scope, max_pages, max_depth, concurrency, delay, timeout,
+                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
+    report = RunReport(source=str(root or repo or url))
     try:
         with Progress("flatten", enabled=not quiet) as progress:
-            records = source_records(root, repo, ref, subdir, token_env, options, report, progress)
+            records = source_records(root, repo, ref, subdir, token_env, options, report,
+                                     progress, url=url, crawling=crawling)  # fmt: skip
             try:
                 write_jsonl(records, output, PROFILES[fmt.value])
             finally:

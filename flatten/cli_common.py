@@ -12,8 +12,16 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from crawl.crawler import CrawlOptions
+from flatten import __version__
 from flatten.errors import FlattenError, UsageError
-from flatten.pipeline import DEFAULT_MAX_FILE_SIZE, FlattenOptions, flatten_repo, flatten_root
+from flatten.pipeline import (
+    DEFAULT_MAX_FILE_SIZE,
+    FlattenOptions,
+    flatten_repo,
+    flatten_root,
+    flatten_url,
+)
 from flatten.record import Record
 from flatten.report import RunReport
 from slicers import DEFAULT_MAX_CHARS
@@ -156,6 +164,88 @@ Workers = Annotated[
     ),
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")]
+Url = Annotated[
+    str | None,
+    typer.Option(
+        "--url", show_default=False, help="A documentation site to crawl (same host, bounded)."
+    ),
+]
+Scope = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        metavar="PREFIX",
+        show_default=False,
+        help="Path prefix the crawl stays in [default: the URL's directory].",
+    ),
+]
+MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
+MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to follow from the URL.")]
+Concurrency = Annotated[
+    int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
+]
+Delay = Annotated[
+    float,
+    typer.Option(
+        "--delay", min=0, help="Seconds between requests (robots.txt Crawl-delay can raise it)."
+    ),
+]
+Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for one page.")]
+MaxPageSize = Annotated[
+    str,
+    typer.Option(
+        "--max-page-size", metavar="SIZE", help="Bytes per page at most, after decompression."
+    ),
+]
+IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not obey robots.txt.")]
+NoSitemap = Annotated[bool, typer.Option("--no-sitemap", help="Do not seed from sitemap.xml.")]
+Header = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        metavar="NAME:VALUE",
+        show_default=False,
+        help="Request header, e.g. for a token (repeatable; never echoed).",
+    ),
+]
+Url = Annotated[
+    str | None,
+    typer.Option(
+        "--url", show_default=False, help="A documentation site to crawl (same host, bounded)."
+    ),
+]
+Scope = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        metavar="PREFIX",
+        show_default=False,
+        help="Path prefix the crawl stays in [default: the URL's directory].",
+    ),
+]
+MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
+MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to follow from the URL.")]
+Concurrency = Annotated[
+    int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
+]
+Delay = Annotated[
+    float,
+    typer.Option(
+        "--delay", min=0, help="Seconds between requests (robots.txt Crawl-delay can raise it)."
+    ),
+]
+Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for one page.")]
+MaxPageSize = Annotated[
+    str,
+    typer.Option(
+        "--max-page-size", metavar="SIZE", help="Bytes per page at most, after decompression."
+    ),
+]
+IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not obey robots.txt.")]
+NoSitemap = Annotated[bool, typer.Option("--no-sitemap", help="Do not seed from sitemap.xml.")]
+Header = Annotated[list[str] | None, typer.Option("--header", metavar="NAME:VALUE",
+                   show_default=False, help="Request header, e.g. for a token (repeatable; "
+                   "never echoed).")]  # fmt: skip
 # Options shared by the index and query commands.
 StoreDir = Annotated[
     str | None,
@@ -198,6 +288,31 @@ def flatten_options(
     )
 
 
+def crawl_options(
+    scope: str | None, max_pages: int, max_depth: int, concurrency: int, delay: float,
+    timeout: float, max_page_size: str, ignore_robots: bool, no_sitemap: bool,
+    headers: list[str] | None,
+) -> CrawlOptions:  # fmt: skip
+    pairs = []
+    for header in headers or ():
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise UsageError("--header takes NAME:VALUE", reason="bad-header")
+        pairs.append((name.strip(), value.strip()))
+    return CrawlOptions(
+        max_pages=max_pages, max_depth=max_depth, max_page_bytes=parse_size(max_page_size),
+        timeout=timeout, concurrency=concurrency, delay=delay, respect_robots=not ignore_robots,
+        use_sitemap=not no_sitemap, scope=scope, headers=tuple(pairs),
+        user_agent=f"docs-flatten/{__version__} (documentation indexer)",
+    )  # fmt: skip
+
+
+CRAWL_DEFAULTS: dict[str, Any] = {
+    "max_pages": 500, "max_depth": 5, "concurrency": 4, "delay": 0.0, "timeout": 15.0,
+    "max_page_size": "5MiB",
+}  # fmt: skip
+
+
 def source_records(
     root: Path | None,
     repo: str | None,
@@ -207,10 +322,19 @@ def source_records(
     options: FlattenOptions,
     report: RunReport,
     on_progress: Callable[[RunReport], None] | None = None,
+    *,
+    url: str | None = None,
+    crawling: CrawlOptions | None = None,
 ) -> Iterator[Record]:
-    """The records of --root or --repo (exactly one), after checking the flags fit together."""
-    if (root is None) == (repo is None):
-        raise UsageError("give exactly one of --root DIR or --repo URL", reason="bad-source")
+    """The records of --root, --repo or --url (exactly one), after checking the flags fit."""
+    if sum(x is not None for x in (root, repo, url)) != 1:
+        raise UsageError(
+            "give exactly one of --root DIR, --repo URL or --url URL", reason="bad-source"
+        )
+    if url is not None:
+        if ref or subdir or token_env:
+            raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")
+        return flatten_url(url, options, report, crawl_options=crawling)
     if root is not None:
         if ref or subdir or token_env:
             raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")

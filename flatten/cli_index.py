@@ -14,26 +14,39 @@ from typing import Annotated, Any
 import typer
 
 from flatten.cli_common import (
+    CRAWL_DEFAULTS,
     DEFAULTS,
+    Concurrency,
     Config,
     Corpus,
+    Delay,
     Exclude,
+    Header,
+    IgnoreRobots,
     Include,
     Json,
     Kind,
     KindOption,
     MaxChars,
+    MaxDepth,
     MaxFileSize,
+    MaxPages,
+    MaxPageSize,
+    NoSitemap,
     Quiet,
     Ref,
     Repo,
     Root,
+    Scope,
     StoreDir,
     Subdir,
+    Timeout,
     TokenEnv,
+    Url,
     Workers,
     app,
     close,
+    crawl_options,
     fail,
     flatten_options,
     reports_errors,
@@ -194,6 +207,17 @@ def ingest(
     ref: Ref = None,
     subdir: Subdir = None,
     token_env: TokenEnv = None,
+    url: Url = None,
+    scope: Scope = None,
+    max_pages: MaxPages = CRAWL_DEFAULTS["max_pages"],
+    max_depth: MaxDepth = CRAWL_DEFAULTS["max_depth"],
+    concurrency: Concurrency = CRAWL_DEFAULTS["concurrency"],
+    delay: Delay = CRAWL_DEFAULTS["delay"],
+    timeout: Timeout = CRAWL_DEFAULTS["timeout"],
+    max_page_size: MaxPageSize = CRAWL_DEFAULTS["max_page_size"],
+    ignore_robots: IgnoreRobots = False,
+    no_sitemap: NoSitemap = False,
+    header: Header = None,
     kind: KindOption = Kind.docs,
     include: Include = None,
     exclude: Exclude = None,
@@ -206,11 +230,15 @@ def ingest(
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
-    """Flatten a folder or repository and index it: the one-liner a CI job runs on every merge."""
+    """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    crawling = crawl_options(scope, max_pages, max_depth, concurrency, delay, timeout,
+                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
+
     report = RunReport()
     with Progress("ingest", enabled=not quiet) as progress:
-        records = source_records(root, repo, ref, subdir, token_env, options, report, progress)
+        records = source_records(root, repo, ref, subdir, token_env, options, report, progress,
+                                 url=url, crawling=crawling)  # fmt: skip
         try:
             spooled = _spool(records)
         finally:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flatten.classify import KINDS, classify, matches_any, might_be_docs, path_skip_reason
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
@@ -22,7 +23,10 @@ from flatten.record import Provenance, Record
 from flatten.report import RunReport
 from flatten.secrets import redact
 from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
-from slicers import DEFAULT_MAX_CHARS, SliceOptions, slice_text
+
+if TYPE_CHECKING:
+    from crawl.crawler import CrawlOptions
+from slicers import DEFAULT_MAX_CHARS, Sliced, SliceOptions, slice_text
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
 REDACTION_MARK = "[REDACTED:"
@@ -83,32 +87,53 @@ def process_file(job: _Job) -> FileOutcome:
     )
     if not sliced.slices:
         return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
-    doc_hash = sha256_hex(redacted.text)
-    records = [
+    records = build_records(
+        rel, redacted.text, sliced, kind=file_class.kind, lang=file_class.lang,
+        provenance=job.provenance, redacted=bool(redacted.total),
+    )  # fmt: skip
+    notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
+    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts)
+
+
+def build_records(
+    source: str,
+    text: str,
+    sliced: Sliced,
+    *,
+    kind: str,
+    lang: str | None,
+    provenance: Provenance,
+    redacted: bool,
+    url: str | None = None,
+    doc_title: str | None = None,
+) -> list[Record]:
+    """The records of one sliced document (a file or a crawled page)."""
+    doc_hash = sha256_hex(text)
+    title = doc_title or sliced.doc_title
+    return [
         Record(
-            source=rel,
+            source=source,
             ordinal=ordinal,
-            title=piece.title or sliced.doc_title or rel,
+            title=piece.title or title or source,
             content=piece.content,
-            kind=file_class.kind,
+            kind=kind,
             hash=sha256_hex(piece.content),
             doc_hash=doc_hash,
-            provenance=job.provenance,
-            lang=file_class.lang,
-            doc_title=sliced.doc_title,
+            provenance=provenance,
+            lang=lang,
+            doc_title=title,
             section=piece.section,
             anchor=piece.anchor,
             symbol=piece.symbol,
             start_line=piece.start_line,
             end_line=piece.end_line,
-            redactions=piece.content.count(REDACTION_MARK) if redacted.total else 0,
+            url=url,
+            redactions=piece.content.count(REDACTION_MARK) if redacted else 0,
             syntax_error=sliced.syntax_error,
             meta=piece.meta,
         )
         for ordinal, piece in enumerate(sliced.slices, start=1)
     ]
-    notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
-    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts)
 
 
 ProgressHook = Callable[[RunReport], None]
@@ -234,3 +259,58 @@ def flatten_repo(
             provenance=checkout.provenance,
             on_progress=on_progress,
         )
+
+
+def flatten_url(
+    url: str,
+    options: FlattenOptions | None = None,
+    report: RunReport | None = None,
+    *,
+    crawl_options: CrawlOptions | None = None,
+) -> Iterator[Record]:
+    """Crawl a documentation site (bounded, same host) and flatten each page's main content.
+
+    Pages come in URL order; `source` and `url` are the page URL; the markdown slicer gives
+    sections with the page's own heading ids as anchors.
+    """
+    # Imported here: crawl uses flatten's errors and hashing, so a module-level import would
+    # be circular.
+    from crawl.crawler import CrawlError, CrawlReport, crawl
+
+    options = options or FlattenOptions()
+    report = report if report is not None else RunReport()
+    started = time.perf_counter()
+    crawl_report = CrawlReport()
+    report.source, report.listing, report.kind = url, "crawl", "html"
+    try:
+        pages = crawl(url, crawl_options, crawl_report)
+    finally:
+        report.crawl = crawl_report.to_dict()
+        for page_url, reason, detail in crawl_report.skipped:
+            report.skip(Skip(page_url, reason, detail))
+    if not pages:
+        raise CrawlError(
+            f"no page could be fetched from {url}",
+            reason="nothing-fetched",
+            hint="check the URL and --scope; the report lists why each page was skipped",
+        )
+    report.files_total = len(pages)
+    for page in pages:
+        report.files_done += 1
+        report.bytes_read += len(page.markdown.encode("utf-8"))
+        redacted = redact(page.markdown)
+        sliced = slice_text("markdown", redacted.text, page.url, SliceOptions(options.max_chars))
+        if not sliced.slices:
+            report.skip(Skip(page.url, "empty", "no main content"))
+            continue
+        report.files_kept += 1
+        report.redactions.update(redacted.counts)
+        for record in build_records(
+            page.url, redacted.text, sliced, kind="html", lang="html", provenance=Provenance(),
+            redacted=bool(redacted.total), url=page.url, doc_title=page.title,
+        ):  # fmt: skip
+            report.slices += 1
+            report.slices_by_kind[record.kind] += 1
+            yield record
+        report.seconds = time.perf_counter() - started
+    report.seconds = time.perf_counter() - started

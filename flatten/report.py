@@ -27,6 +27,7 @@ class RunReport:
     notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note): kept, with a caveat
     seconds: float = 0.0
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
+    crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
 
     def skip(self, entry: Skip) -> None:
         self.skipped.append(entry)
@@ -70,6 +71,7 @@ class RunReport:
                 for s in self.skipped
             ],
             "notes": [{"path": p, "note": n} for p, n in self.notes],
+            "crawl": self.crawl,
         }
 
     def summary(self) -> str:
@@ -86,11 +88,18 @@ class RunReport:
             + (f" ({counts(self.slices_by_kind)})" if self.slices_by_kind else ""),
             f"read: {self.bytes_read / 1e6:,.1f} MB in {self.seconds:.2f} s",
         ]
-        dirs = [s for s in self.skipped if s.path.endswith("/")]
+        dirs = [s for s in self.skipped if s.path.endswith("/")] if not self.crawl else []
         if dirs:
             shown = ", ".join(f"{s.path} ({s.reason})" for s in dirs[:5])
             more = f" and {len(dirs) - 5} more" if len(dirs) > 5 else ""
             lines.append(f"skipped directories: {shown}{more}")
+        if self.crawl:
+            lines.append(
+                f"crawl: {self.crawl['pagesFetched']:,} pages fetched, "
+                f"{self.crawl['frontier']:,} left in the frontier"
+                + (", TRUNCATED by a bound (see --max-pages, --max-depth)"
+                   if self.crawl["truncated"] else "")
+            )  # fmt: skip
         if self.redactions:
             lines.append(f"secrets redacted: {counts(self.redactions)}")
         if self.notes:
