@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
+import crawl_bench
 import index_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -219,6 +220,12 @@ def main() -> None:
             f"{'lexical':<12} {m.slices:>8} {m.load_seconds:>7} {m.slices_per_s:>9} "
             f"{m.reload_seconds:>9} {share:>9} {m.p50_ms:>7} {m.p95_ms:>7}"
         )
+    crawled = crawl_bench.measure_crawl(work, _RUNNER)
+    print(
+        f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
+        f"(concurrency 4, loopback), extraction {crawled.extract_mb_per_s} MB/s, "
+        f"peak RSS {crawled.peak_rss_mb} MB"
+    )
     quality = index_bench.scifact(work, PROJECT.parent / "shared")
     if quality:
         shown = {k: v for k, v in quality.items() if k.startswith(("ndcg", "recall", "mrr"))}
@@ -243,6 +250,7 @@ def main() -> None:
                 "flatten": [asdict(m) for m in results],
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
+                "crawl": asdict(crawled),
                 "scifact": quality,
             },
             indent=2,
