@@ -25,6 +25,7 @@ import httpx
 
 from crawl.extract import extract
 from crawl.urls import Scope, looks_non_html, normalize, resolve
+from flatten import __version__
 from flatten.errors import FlattenError
 from flatten.hashing import sha256_hex
 
@@ -32,6 +33,7 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
 _CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.I)
 MAX_REDIRECTS = 5
+USER_AGENT = f"docs-flatten/{__version__} (documentation indexer)"
 
 
 class CrawlError(FlattenError):
@@ -52,7 +54,7 @@ class CrawlOptions:
     use_sitemap: bool = True
     scope: str | None = None  # a path prefix; default: the seed's directory
     headers: tuple[tuple[str, str], ...] = ()
-    user_agent: str = "docs-flatten"
+    user_agent: str = USER_AGENT
 
 
 @dataclass(frozen=True)

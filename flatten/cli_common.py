@@ -13,7 +13,6 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 
 from crawl.crawler import CrawlOptions
-from flatten import __version__
 from flatten.errors import FlattenError, UsageError
 from flatten.pipeline import (
     DEFAULT_MAX_FILE_SIZE,
@@ -303,7 +302,6 @@ def crawl_options(
         max_pages=max_pages, max_depth=max_depth, max_page_bytes=parse_size(max_page_size),
         timeout=timeout, concurrency=concurrency, delay=delay, respect_robots=not ignore_robots,
         use_sitemap=not no_sitemap, scope=scope, headers=tuple(pairs),
-        user_agent=f"docs-flatten/{__version__} (documentation indexer)",
     )  # fmt: skip
 
 

@@ -167,3 +167,14 @@ def test_cli_url_where_no_page_can_be_fetched_fails_clearly(hostile):
 
 def test_cli_url_must_be_http(tmp_path):
     assert_clean_failure(run_cli("flatten", "--url", "ftp://x/y"), 2, "not an http(s) URL")
+
+
+def test_ingest_a_site_then_search_it(hostile, tmp_path):
+    store = tmp_path / "store"
+    result = run_cli("ingest", "--url", hostile + "/docs/", "--corpus", "site", "--store", store,
+                     "--timeout", "1", "--max-page-size", "1MiB", "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["added"] >= 5
+    found = run_cli("search", "usage", "--store", store, "--json")
+    top = json.loads(found.stdout)[0]
+    assert top["source"] == hostile + "/docs/a" and top["anchor"] == "usage"
