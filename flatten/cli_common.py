@@ -207,44 +207,6 @@ Header = Annotated[
         help="Request header, e.g. for a token (repeatable; never echoed).",
     ),
 ]
-Url = Annotated[
-    str | None,
-    typer.Option(
-        "--url", show_default=False, help="A documentation site to crawl (same host, bounded)."
-    ),
-]
-Scope = Annotated[
-    str | None,
-    typer.Option(
-        "--scope",
-        metavar="PREFIX",
-        show_default=False,
-        help="Path prefix the crawl stays in [default: the URL's directory].",
-    ),
-]
-MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
-MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to follow from the URL.")]
-Concurrency = Annotated[
-    int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
-]
-Delay = Annotated[
-    float,
-    typer.Option(
-        "--delay", min=0, help="Seconds between requests (robots.txt Crawl-delay can raise it)."
-    ),
-]
-Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for one page.")]
-MaxPageSize = Annotated[
-    str,
-    typer.Option(
-        "--max-page-size", metavar="SIZE", help="Bytes per page at most, after decompression."
-    ),
-]
-IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not obey robots.txt.")]
-NoSitemap = Annotated[bool, typer.Option("--no-sitemap", help="Do not seed from sitemap.xml.")]
-Header = Annotated[list[str] | None, typer.Option("--header", metavar="NAME:VALUE",
-                   show_default=False, help="Request header, e.g. for a token (repeatable; "
-                   "never echoed).")]  # fmt: skip
 # Options shared by the index and query commands.
 StoreDir = Annotated[
     str | None,
