@@ -107,7 +107,8 @@ def flatten(
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
     crawling = crawl_options(scope, max_pages, max_depth, concurrency, delay, timeout,
-                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
+                             max_page_size, ignore_robots, no_sitemap, header,
+                             crawl_requested=url is not None)  # fmt: skip
     report = RunReport(source=str(root or repo or url))
     try:
         with Progress("flatten", enabled=not quiet) as progress:

@@ -8,11 +8,10 @@ import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from crawl.crawler import CrawlOptions
 from flatten.errors import FlattenError, UsageError
 from flatten.pipeline import (
     DEFAULT_MAX_FILE_SIZE,
@@ -24,6 +23,9 @@ from flatten.pipeline import (
 from flatten.record import Record
 from flatten.report import RunReport
 from slicers import DEFAULT_MAX_CHARS
+
+if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
+    from crawl.crawler import CrawlOptions
 
 app = typer.Typer(
     name="docs-flatten",
@@ -252,8 +254,13 @@ def flatten_options(
 def crawl_options(
     scope: str | None, max_pages: int, max_depth: int, concurrency: int, delay: float,
     timeout: float, max_page_size: str, ignore_robots: bool, no_sitemap: bool,
-    headers: list[str] | None,
-) -> CrawlOptions:  # fmt: skip
+    headers: list[str] | None, *, crawl_requested: bool = True,
+) -> CrawlOptions | None:  # fmt: skip
+    """Crawl options from the flags; None without --url (then the crawler is never imported)."""
+    if not crawl_requested:
+        return None
+    from crawl.crawler import CrawlOptions
+
     pairs = []
     for header in headers or ():
         name, sep, value = header.partition(":")
