@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +70,9 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def measure_crawl(work: Path, runner: str) -> CrawlMeasurement:
+def measure_crawl(
+    work: Path, timed: Callable[[list[str], str], tuple[float, int]]
+) -> CrawlMeasurement:
     from crawl.extract import extract
 
     site = build_site(work / "site")
@@ -117,10 +120,7 @@ def measure_crawl(work: Path, runner: str) -> CrawlMeasurement:
             "--report",
             str(report),
         ]
-        line = subprocess.run(
-            [sys.executable, "-c", runner, *cmd], capture_output=True, text=True, check=True
-        ).stdout.split()
-        seconds, rss_kb = float(line[0]), int(line[1])
+        seconds, rss_kb = timed(cmd, "crawl")
         pages = json.loads(report.read_text())["crawl"]["pagesFetched"]
     finally:
         server.terminate()

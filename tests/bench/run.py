@@ -72,6 +72,19 @@ _RUNNER = (
 )
 
 
+def timed(cmd: list[str], name: str) -> tuple[float, int]:
+    """Run a command in a fresh process: wall seconds, and the peak RSS (KiB) of its largest
+    process (the command or one of its workers)."""
+    line = subprocess.run(
+        [sys.executable, "-c", _RUNNER, *cmd], capture_output=True, text=True, check=True,
+        cwd=PROJECT,
+    ).stdout.split()  # fmt: skip
+    seconds, rss_kb, code = float(line[0]), int(line[1]), int(line[2])
+    if code != 0:
+        raise SystemExit(f"{name}: exited {code}")
+    return seconds, rss_kb
+
+
 def measure(name: str, tree: Path, kind: str, out: Path) -> Measurement:
     report = out.with_suffix(".report.json")
     cmd = [
@@ -89,16 +102,7 @@ def measure(name: str, tree: Path, kind: str, out: Path) -> Measurement:
         "--report",
         str(report),
     ]
-    line = subprocess.run(
-        [sys.executable, "-c", _RUNNER, *cmd],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=PROJECT,
-    ).stdout.split()
-    seconds, rss_kb, code = float(line[0]), int(line[1]), int(line[2])
-    if code != 0:
-        raise SystemExit(f"{name}: flatten exited {code}")
+    seconds, rss_kb = timed(cmd, name)
     data = json.loads(report.read_text())
     files = data["filesSeen"]
     megabytes = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file()) / 1e6
@@ -220,7 +224,7 @@ def main() -> None:
             f"{'lexical':<12} {m.slices:>8} {m.load_seconds:>7} {m.slices_per_s:>9} "
             f"{m.reload_seconds:>9} {share:>9} {m.p50_ms:>7} {m.p95_ms:>7}"
         )
-    crawled = crawl_bench.measure_crawl(work, _RUNNER)
+    crawled = crawl_bench.measure_crawl(work, timed)
     print(
         f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
         f"(concurrency 4, loopback), extraction {crawled.extract_mb_per_s} MB/s, "
