@@ -1,12 +1,14 @@
 """The local SQLite index: loader, schema, search stages and query modules.
 
-from pathlib import Path
-from index import Store, load_files, search
+Load records and search them from Python, as the CLI does:
 
-with Store.open(".docs-flatten") as store:
-    load_files(store, [Path("corpus.jsonl")], "docs")
-    for hit in search(store, "rotate the signing key", top_k=5).results:
-        print(hit.token, hit.citation, hit.snippet)
+    from pathlib import Path
+    from index import Store, load_files, search
+
+    with Store.open(".docs-flatten") as store:
+        load_files(store, [Path("corpus.jsonl")], "docs")
+        for hit in search(store, "rotate the signing key", top_k=5).results:
+            print(hit.token, hit.citation, hit.snippet)
 """
 
 from index.citations import CitationRule, cite, parse_rules

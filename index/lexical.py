@@ -110,12 +110,6 @@ def plan(db: sqlite3.Connection, query: str) -> QueryPlan | None:
     return QueryPlan(" OR ".join(terms), headline)
 
 
-def build_query(db: sqlite3.Connection, query: str) -> str | None:
-    """The FTS5 MATCH expression for a user's query, or None when it has no words."""
-    planned = plan(db, query)
-    return planned.expression if planned else None
-
-
 def lexical(
     db: sqlite3.Connection,
     query: str,
