@@ -61,6 +61,7 @@ from flatten.report import RunReport
 from flatten.writer import dumps, write_jsonl
 from index import queries
 from index.citations import CitationRule, parse_rules
+from index.embeddings import EmbeddingConfig, doctor
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.loader import LoadReport, load_files, spool_stdin
 from index.search import LEXICAL_TIER, SearchResponse, search
@@ -535,3 +536,41 @@ def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
         origin = f" from {c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
         typer.echo(f"corpus {c['name']}: {c['documents']} documents, {c['chunks']} chunks{origin}")
     typer.echo("kinds: " + ", ".join(f"{k} {v}" for k, v in info["kinds"].items()))
+
+
+@app.command("doctor")
+@reports_errors
+def doctor_command(
+    config: Config = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", show_default=False,
+                        help="Embeddings server, e.g. http://127.0.0.1:11434/v1.")] = None,
+    model: Annotated[str | None, typer.Option("--model", show_default=False)] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
+                           show_default=False, help="Environment variable with the API key.")]
+    = None,
+    as_json: Json = False,
+) -> None:  # fmt: skip
+    """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
+    settings = dict(load_config(config).get("embeddings") or {})
+    overrides = {"base_url": base_url, "model": model, "api_key_env": api_key_env}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    embedding = EmbeddingConfig.from_config(settings or None)
+    if embedding is None:
+        raise UsageError("no embeddings configured", reason="no-embeddings",
+                         hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "
+                         "or pass --base-url and --model")  # fmt: skip
+    report = doctor(embedding)
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        typer.echo(f"server: {report.base_url}  model: {report.model}")
+        if report.reachable:
+            typer.echo(f"reachable: yes  dimension: {report.dimension}  "
+                       f"normalised: {'yes' if report.normalized else 'no'}")  # fmt: skip
+            typer.echo("latency per batch of 8: " + ", ".join(f"{ms} ms" for ms in
+                                                              report.batch_latency_ms))  # fmt: skip
+        if report.suggested_query_prefix:
+            typer.echo(f"suggested query_prefix: {report.suggested_query_prefix!r}")
+            typer.echo(f"suggested document_prefix: {report.suggested_document_prefix!r}")
+    if not report.reachable:
+        fail(f"embeddings server not usable: {report.error}")

@@ -1,0 +1,219 @@
+"""An OpenAI-compatible embeddings client: `POST {base_url}/embeddings`, in batches.
+
+Ollama, LM Studio, llama.cpp, vLLM, TEI and OpenAI itself speak this format. The API key is read
+from the environment variable the config names; it is sent as a bearer token and never printed,
+logged or stored. 429 and 5xx answers are retried after their Retry-After (or with backoff),
+within limits; anything else fails with a named reason.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from flatten.errors import FlattenError
+from index.errors import ConfigError
+
+# Models known to want task prefixes, and the ones their authors recommend.
+KNOWN_PREFIXES = {
+    "embeddinggemma": ("task: search result | query: ", "title: {title} | text: "),
+    "nomic-embed": ("search_query: ", "search_document: "),
+    "e5": ("query: ", "passage: "),
+}
+
+
+class EmbeddingError(FlattenError):
+    """The embeddings server could not be used: unreachable, too slow, or a bad answer."""
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout: float = 30.0
+    batch_size: int = 64
+    query_prefix: str = ""
+    document_prefix: str = ""
+    retries: int = 3
+    max_retry_after: float = 60.0
+
+    @classmethod
+    def from_config(cls, data: Any) -> EmbeddingConfig | None:
+        """The `embeddings:` section of docs-flatten.yaml, checked; None when there is none."""
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise ConfigError("embeddings: expected a mapping", reason="bad-config")
+        for name in ("base_url", "model"):
+            if not isinstance(data.get(name), str) or not data[name].strip():
+                raise ConfigError(f"embeddings.{name}: required", reason="bad-config")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"embeddings.{unknown[0]}: not a setting (known: "
+                              f"{', '.join(sorted(known))})", reason="bad-config")  # fmt: skip
+        try:
+            config = cls(**data)
+        except TypeError as exc:
+            raise ConfigError(f"embeddings: {exc}", reason="bad-config") from exc
+        if not isinstance(config.batch_size, int) or config.batch_size < 1:
+            raise ConfigError("embeddings.batch_size: a whole number >= 1", reason="bad-config")
+        if not isinstance(config.timeout, int | float) or config.timeout <= 0:
+            raise ConfigError("embeddings.timeout: seconds > 0", reason="bad-config")
+        return config
+
+    def document_text(self, text: str, title: str = "") -> str:
+        return self.document_prefix.replace("{title}", title) + text
+
+    def query_text(self, text: str) -> str:
+        return self.query_prefix + text
+
+
+@dataclass
+class BatchTiming:
+    size: int
+    seconds: float
+    attempts: int
+
+
+@dataclass
+class EmbeddingClient:
+    config: EmbeddingConfig
+    timings: list[BatchTiming] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key_env:
+            key = os.environ.get(self.config.api_key_env)
+            if not key:
+                raise EmbeddingError(
+                    f"embeddings.api_key_env names {self.config.api_key_env}, which is not set",
+                    reason="api-key-missing",
+                )
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(
+            base_url=self.config.base_url.rstrip("/"), headers=headers,
+            timeout=self.config.timeout,
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> EmbeddingClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors for `texts`, in order, sent in batches of `batch_size`."""
+        vectors: list[list[float]] = []
+        size = self.config.batch_size
+        for start in range(0, len(texts), size):
+            vectors.extend(self._batch(texts[start : start + size]))
+        return vectors
+
+    def _batch(self, texts: list[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._client.post(
+                    "/embeddings", json={"model": self.config.model, "input": texts}
+                )
+            except httpx.TimeoutException as exc:
+                raise EmbeddingError(
+                    f"embeddings server at {self.config.base_url} did not answer within "
+                    f"{self.config.timeout:g} s", reason="timeout",
+                ) from exc  # fmt: skip
+            except httpx.HTTPError as exc:
+                raise EmbeddingError(
+                    f"embeddings server at {self.config.base_url} is unreachable "
+                    f"({type(exc).__name__})", reason="unreachable",
+                    hint="start the server, or check embeddings.base_url",
+                ) from exc  # fmt: skip
+            status = response.status_code
+            if (status == 429 or status >= 500) and attempt <= self.config.retries:
+                pause = _retry_after(response.headers.get("retry-after"), attempt)
+                if pause <= self.config.max_retry_after:
+                    time.sleep(pause)
+                    continue
+            if status >= 400:
+                raise EmbeddingError(
+                    f"embeddings server answered {status} for a batch of {len(texts)}: "
+                    f"{response.text[:200]}", reason=f"http-{status}",
+                )  # fmt: skip
+            vectors = _vectors(response, len(texts))
+            self.timings.append(BatchTiming(len(texts), time.perf_counter() - started, attempt))
+            return vectors
+
+
+def _vectors(response: httpx.Response, expected: int) -> list[list[float]]:
+    try:
+        data = response.json()["data"]
+        ordered = sorted(data, key=lambda item: item.get("index", 0))
+        vectors = [[float(x) for x in item["embedding"]] for item in ordered]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EmbeddingError("the embeddings answer is not in the OpenAI format",
+                             reason="bad-response") from exc  # fmt: skip
+    if len(vectors) != expected or len({len(v) for v in vectors}) > 1:
+        raise EmbeddingError(
+            f"asked for {expected} vectors, got {len(vectors)} "
+            f"of dimensions {sorted({len(v) for v in vectors})}", reason="bad-response",
+        )  # fmt: skip
+    return vectors
+
+
+def _retry_after(value: str | None, attempt: int) -> float:
+    if value and value.strip().replace(".", "", 1).isdigit():
+        return float(value)
+    return min(30.0, 0.5 * 2 ** (attempt - 1))
+
+
+@dataclass
+class DoctorReport:
+    base_url: str
+    model: str
+    reachable: bool = False
+    dimension: int | None = None
+    normalized: bool | None = None
+    batch_latency_ms: list[float] = field(default_factory=list)
+    suggested_query_prefix: str | None = None
+    suggested_document_prefix: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseUrl": self.base_url, "model": self.model, "reachable": self.reachable,
+            "dimension": self.dimension, "normalized": self.normalized,
+            "batchLatencyMs": self.batch_latency_ms,
+            "suggestedQueryPrefix": self.suggested_query_prefix,
+            "suggestedDocumentPrefix": self.suggested_document_prefix, "error": self.error,
+        }  # fmt: skip
+
+
+def doctor(config: EmbeddingConfig, *, batches: int = 3) -> DoctorReport:
+    """Probe the server: reachable? which dimension? normalised vectors? how fast per batch?"""
+    report = DoctorReport(config.base_url, config.model)
+    for fragment, (query, document) in KNOWN_PREFIXES.items():
+        if fragment in config.model.lower() and not (config.query_prefix or config.document_prefix):
+            report.suggested_query_prefix, report.suggested_document_prefix = query, document
+    sample = [config.document_text(f"docs-flatten doctor probe {i}", "probe") for i in range(8)]
+    try:
+        with EmbeddingClient(config) as client:
+            for _ in range(batches):
+                vectors = client.embed(sample)
+            report.reachable = True
+            report.dimension = len(vectors[0])
+            report.normalized = all(abs(math.hypot(*v) - 1.0) < 1e-3 for v in vectors)
+            report.batch_latency_ms = [round(t.seconds * 1000, 1) for t in client.timings]
+    except EmbeddingError as exc:
+        report.error = f"{exc.reason}: {exc.message}"
+    return report
