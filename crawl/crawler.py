@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import re
 import time
 import urllib.robotparser
@@ -28,6 +27,7 @@ from crawl.urls import Scope, looks_non_html, normalize, resolve
 from flatten import __version__
 from flatten.errors import FlattenError
 from flatten.hashing import sha256_hex
+from flatten.retry import retry_after_seconds
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
@@ -93,6 +93,14 @@ class CrawlReport:
         }
 
 
+@dataclass(frozen=True)
+class _Busy:
+    """A 429/503 answer: retry after the server's Retry-After, if it allows."""
+
+    status: int
+    retry_after: str | None
+
+
 class _Skip(Exception):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(reason)
@@ -137,6 +145,7 @@ class _Crawler:
         self.clock = asyncio.Lock()
         self.started = 0  # pages whose fetch began (bounded by max_pages)
         self.active = 0  # fetches in flight
+        self.changed = asyncio.Condition()  # the queue or `active` changed
         self.sitemaps: list[str] = []  # named by robots.txt
 
     async def run(self, seed: str) -> list[Page]:
@@ -173,25 +182,23 @@ class _Crawler:
             self.queue.append((url, depth))
 
     async def _worker(self) -> None:
-        idle_rounds = 0
         while True:
-            if self.started >= self.options.max_pages:
-                return
-            if not self.queue:
-                # Other workers may still add links; wait for them briefly before giving up.
-                if self.active == 0 or idle_rounds > 2000:
+            async with self.changed:
+                # An empty queue is not the end while other fetches may still add links.
+                while not self.queue and self.active:
+                    await self.changed.wait()
+                if not self.queue or self.started >= self.options.max_pages:
+                    self.changed.notify_all()
                     return
-                idle_rounds += 1
-                await asyncio.sleep(0.005)
-                continue
-            idle_rounds = 0
-            url, depth = self.queue.popleft()
-            self.started += 1
-            self.active += 1
+                url, depth = self.queue.popleft()
+                self.started += 1
+                self.active += 1
             try:
                 await self._visit(url, depth)
             finally:
-                self.active -= 1
+                async with self.changed:
+                    self.active -= 1
+                    self.changed.notify_all()  # new links, or the last fetch is done
 
     async def _visit(self, url: str, depth: int) -> None:
         try:
@@ -234,13 +241,14 @@ class _Crawler:
             if isinstance(outcome, str):  # a redirect to follow
                 current = outcome
                 continue
-            attempts += 1  # a pause before retrying 429/503
-            if attempts > self.options.retries or outcome > self.options.max_retry_after:
-                raise _Skip("http-429", f"still busy after {attempts - 1} retries")
-            await asyncio.sleep(outcome)
+            attempts += 1  # 429/503: a pause, then a retry
+            pause = retry_after_seconds(outcome.retry_after, attempts)
+            if attempts > self.options.retries or pause > self.options.max_retry_after:
+                raise _Skip(f"http-{outcome.status}", f"still busy after {attempts - 1} retries")
+            await asyncio.sleep(pause)
 
-    async def _attempt(self, current: str, chain: list[str]) -> tuple[str, str] | str | float:
-        """One request: the page (URL, HTML), a redirect target, or seconds to wait and retry."""
+    async def _attempt(self, current: str, chain: list[str]) -> tuple[str, str] | str | _Busy:
+        """One request: the page (URL, HTML), a redirect target, or a busy answer to retry."""
         async with self.client.stream("GET", current) as response:
             status = response.status_code
             if status in (301, 302, 303, 307, 308):
@@ -257,7 +265,7 @@ class _Crawler:
                 chain.append(target)
                 return target
             if status in (429, 503):
-                return _retry_after(response.headers.get("retry-after"), len(chain))
+                return _Busy(status, response.headers.get("retry-after"))
             if status >= 400:
                 raise _Skip(f"http-{status}", response.reason_phrase or "")
             content_type = response.headers.get("content-type", "")
@@ -338,19 +346,6 @@ def _crawl_delay(robots: str, user_agent: str) -> float | None:
             if any(wanted(a) for a in group_agents):
                 return group_delay
     return None
-
-
-def _retry_after(value: str | None, attempt: int) -> float:
-    """Seconds to wait: Retry-After (seconds or an HTTP date), else exponential backoff."""
-    if value:
-        value = value.strip()
-        if value.isdigit():
-            return float(value)
-        try:
-            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            pass
-    return 0.5 * (2**attempt)
 
 
 def _decode(body: bytes, content_type: str) -> str:

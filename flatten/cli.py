@@ -106,9 +106,8 @@ def flatten(
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
-    crawling = crawl_options(scope, max_pages, max_depth, concurrency, delay, timeout,
-                             max_page_size, ignore_robots, no_sitemap, header,
-                             crawl_requested=url is not None)  # fmt: skip
+    crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
+                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
     report = RunReport(source=str(root or repo or url))
     try:
         with Progress("flatten", enabled=not quiet) as progress:

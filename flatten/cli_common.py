@@ -252,12 +252,12 @@ def flatten_options(
 
 
 def crawl_options(
-    scope: str | None, max_pages: int, max_depth: int, concurrency: int, delay: float,
-    timeout: float, max_page_size: str, ignore_robots: bool, no_sitemap: bool,
-    headers: list[str] | None, *, crawl_requested: bool = True,
+    url: str | None, scope: str | None, max_pages: int, max_depth: int, concurrency: int,
+    delay: float, timeout: float, max_page_size: str, ignore_robots: bool, no_sitemap: bool,
+    headers: list[str] | None,
 ) -> CrawlOptions | None:  # fmt: skip
     """Crawl options from the flags; None without --url (then the crawler is never imported)."""
-    if not crawl_requested:
+    if url is None:
         return None
     from crawl.crawler import CrawlOptions
 

@@ -233,9 +233,8 @@ def ingest(
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
-    crawling = crawl_options(scope, max_pages, max_depth, concurrency, delay, timeout,
-                             max_page_size, ignore_robots, no_sitemap, header,
-                             crawl_requested=url is not None)  # fmt: skip
+    crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
+                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
 
     report = RunReport()
     with Progress("ingest", enabled=not quiet) as progress:

@@ -172,14 +172,10 @@ def flatten_tree(
         if outcome.skip:
             report.skip(outcome.skip)
         else:
-            report.files_kept += 1
-            report.slices += len(outcome.records)
-            report.redactions.update(outcome.redactions)
+            report.keep(outcome.records, outcome.redactions)
             for note in outcome.notes:
                 report.notes.append((outcome.rel_path, note))
-            for record in outcome.records:
-                report.slices_by_kind[record.kind] += 1
-                yield record
+            yield from outcome.records
         report.seconds = time.perf_counter() - started
         if on_progress:
             on_progress(report)
@@ -303,14 +299,11 @@ def flatten_url(
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))
             continue
-        report.files_kept += 1
-        report.redactions.update(redacted.counts)
-        for record in build_records(
+        records = build_records(
             page.url, redacted.text, sliced, kind="html", lang="html", provenance=Provenance(),
             redacted=bool(redacted.total), url=page.url, doc_title=page.title,
-        ):  # fmt: skip
-            report.slices += 1
-            report.slices_by_kind[record.kind] += 1
-            yield record
+        )  # fmt: skip
+        report.keep(records, redacted.counts)
+        yield from records
         report.seconds = time.perf_counter() - started
     report.seconds = time.perf_counter() - started

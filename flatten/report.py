@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flatten.record import Provenance
+from flatten.record import Provenance, Record
 from flatten.sources.base import Skip
 
 
@@ -31,6 +32,14 @@ class RunReport:
 
     def skip(self, entry: Skip) -> None:
         self.skipped.append(entry)
+
+    def keep(self, records: Sequence[Record], redactions: Counter[str]) -> None:
+        """Count a kept file (or page) and its records."""
+        self.files_kept += 1
+        self.slices += len(records)
+        self.redactions.update(redactions)
+        for record in records:
+            self.slices_by_kind[record.kind] += 1
 
     @property
     def skipped_by_reason(self) -> Counter[str]:
@@ -88,7 +97,7 @@ class RunReport:
             + (f" ({counts(self.slices_by_kind)})" if self.slices_by_kind else ""),
             f"read: {self.bytes_read / 1e6:,.1f} MB in {self.seconds:.2f} s",
         ]
-        dirs = [s for s in self.skipped if s.path.endswith("/")] if not self.crawl else []
+        dirs = [s for s in self.skipped if s.directory]
         if dirs:
             shown = ", ".join(f"{s.path} ({s.reason})" for s in dirs[:5])
             more = f" and {len(dirs) - 5} more" if len(dirs) > 5 else ""

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from flatten.errors import FlattenError
+from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
 
 # Models known to want task prefixes, and the ones their authors recommend.
@@ -141,7 +142,7 @@ class EmbeddingClient:
                 ) from exc  # fmt: skip
             status = response.status_code
             if (status == 429 or status >= 500) and attempt <= self.config.retries:
-                pause = _retry_after(response.headers.get("retry-after"), attempt)
+                pause = retry_after_seconds(response.headers.get("retry-after"), attempt)
                 if pause <= self.config.max_retry_after:
                     time.sleep(pause)
                     continue
@@ -169,12 +170,6 @@ def _vectors(response: httpx.Response, expected: int) -> list[list[float]]:
             f"of dimensions {sorted({len(v) for v in vectors})}", reason="bad-response",
         )  # fmt: skip
     return vectors
-
-
-def _retry_after(value: str | None, attempt: int) -> float:
-    if value and value.strip().replace(".", "", 1).isdigit():
-        return float(value)
-    return min(30.0, 0.5 * 2 ** (attempt - 1))
 
 
 @dataclass

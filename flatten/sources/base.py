@@ -21,3 +21,4 @@ class Skip:
     reason: str
     detail: str = ""
     files: int = 1
+    directory: bool = False

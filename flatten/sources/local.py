@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pathspec
@@ -53,7 +54,7 @@ def list_tree(root: Path, prefix: str = "") -> tuple[str, list[Candidate | Skip]
         entries = [
             Candidate(prefix + e.rel_path, e.abs_path)
             if isinstance(e, Candidate)
-            else Skip(prefix + e.path, e.reason, e.detail, e.files)
+            else replace(e, path=prefix + e.path)
             for e in entries
         ]
     entries.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
@@ -107,7 +108,7 @@ def _from_git(root: Path, paths: list[str]) -> Iterator[Candidate | Skip]:
             continue
         yield _entry(root_real, rel, os.path.join(root, rel))
     for (dir_path, reason), count in noise.items():
-        yield Skip(dir_path, reason, files=count)
+        yield Skip(dir_path, reason, files=count, directory=True)
 
 
 def _entry(root_real: str, rel: str, abs_path: str) -> Candidate | Skip:
@@ -120,7 +121,8 @@ def _entry(root_real: str, rel: str, abs_path: str) -> Candidate | Skip:
         if not os.path.exists(target):
             return Skip(rel, "missing", "broken symlink")
     elif os.path.isdir(abs_path):
-        return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned")
+        return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned",
+                    directory=True)  # fmt: skip
     return Candidate(rel, abs_path)
 
 
@@ -166,7 +168,7 @@ def _walk(root: Path) -> Iterator[Candidate | Skip]:
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
-            yield Skip(base or "./", "unreadable", exc.strerror or str(exc))
+            yield Skip(base or "./", "unreadable", exc.strerror or str(exc), directory=True)
             continue
         subdirs = []
         for entry in entries:
@@ -175,9 +177,9 @@ def _walk(root: Path) -> Iterator[Candidate | Skip]:
             if is_dir:
                 reason = NOISE_DIRS.get(entry.name)
                 if reason:
-                    yield Skip(rel + "/", reason, files=0)
+                    yield Skip(rel + "/", reason, files=0, directory=True)
                 elif rules.ignored(rel, is_dir=True):
-                    yield Skip(rel + "/", "gitignored", files=0)
+                    yield Skip(rel + "/", "gitignored", files=0, directory=True)
                 else:
                     subdirs.append(rel)
             elif rules.ignored(rel, is_dir=False):
