@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
+from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
 from flatten.pipeline import (
     DEFAULT_MAX_FILE_SIZE,
@@ -22,6 +23,7 @@ from flatten.pipeline import (
 )
 from flatten.record import Record
 from flatten.report import RunReport
+from index.embeddings import EmbeddingConfig
 from slicers import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
@@ -231,6 +233,33 @@ Config = Annotated[
         help="Config file [default: ./docs-flatten.yaml if present].",
     ),
 ]
+
+_EMBEDDINGS = "Embeddings (override the embeddings: section of the config)"
+BaseUrl = Annotated[
+    str | None,
+    typer.Option("--base-url", show_default=False, rich_help_panel=_EMBEDDINGS,
+                  help="Embeddings server in the OpenAI format, e.g. http://127.0.0.1:11434/v1."),
+]  # fmt: skip
+Model = Annotated[
+    str | None,
+    typer.Option("--model", show_default=False, rich_help_panel=_EMBEDDINGS,
+                 help="Embedding model name."),
+]  # fmt: skip
+ApiKeyEnv = Annotated[
+    str | None,
+    typer.Option("--api-key-env", metavar="NAME", show_default=False, rich_help_panel=_EMBEDDINGS,
+                 help="Environment variable holding the API key (the key is never printed)."),
+]  # fmt: skip
+
+
+def embedding_config(
+    config: Path | None, base_url: str | None, model: str | None, api_key_env: str | None
+) -> EmbeddingConfig | None:
+    """The embeddings settings: the config file's section with the flags over it; None if off."""
+    settings = dict(load_config(config).get("embeddings") or {})
+    overrides = {"base_url": base_url, "model": model, "api_key_env": api_key_env}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return EmbeddingConfig.from_config(settings or None)
 
 
 def flatten_options(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +18,8 @@ import typer
 from flatten.cli_common import (
     CRAWL_DEFAULTS,
     DEFAULTS,
+    ApiKeyEnv,
+    BaseUrl,
     Concurrency,
     Config,
     Corpus,
@@ -32,6 +36,7 @@ from flatten.cli_common import (
     MaxFileSize,
     MaxPages,
     MaxPageSize,
+    Model,
     NoSitemap,
     Quiet,
     Ref,
@@ -47,6 +52,7 @@ from flatten.cli_common import (
     app,
     close,
     crawl_options,
+    embedding_config,
     fail,
     flatten_options,
     reports_errors,
@@ -61,11 +67,17 @@ from flatten.report import RunReport
 from flatten.writer import dumps, write_jsonl
 from index import queries
 from index.citations import CitationRule, parse_rules
-from index.embeddings import EmbeddingConfig, doctor
+from index.embed import embed_pending
+from index.embeddings import EmbeddingConfig, EmbeddingError, doctor
+from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
+from index.fusion import RRF_K
 from index.loader import LoadReport, load_files, spool_stdin
-from index.search import LEXICAL_TIER, SearchResponse, search
-from index.store import Store
+from index.search import LEXICAL_TIER, TIERS, SearchResponse, search
+from index.store import DB_NAME, Store
+from index.store import store_dir as store_dir_path
+from index.vector_search import VectorTier
+from index.vectors import check_identity
 
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
 
@@ -92,14 +104,58 @@ def _load(
     reindex: bool,
     as_json: bool,
     quiet: bool,
+    embedding: EmbeddingConfig | None,
 ) -> LoadReport:
+    """Load, then (with embeddings configured) embed what has no vector yet."""
     with Store.open(store_dir, busy_timeout=wait) as store:
         report = load_files(store, paths, corpus, partial=partial, reindex=reindex)
+        summary: dict[str, Any] = report.to_dict()
+        if not as_json and not quiet:
+            typer.echo(report.summary())
+        if embedding is not None:
+            summary["vectors"] = _embed(store, embedding, reindex, as_json, quiet)
     if as_json:
-        _echo_json(report.to_dict())
-    elif not quiet:
-        typer.echo(report.summary())
+        _echo_json(summary)
     return report
+
+
+def _rerun_with_reindex() -> str:
+    """This very command with --reindex: what to run when the vector identity changed."""
+    args = sys.argv[1:]
+    return shlex.join(["docs-flatten", *args] + ([] if "--reindex" in args else ["--reindex"]))
+
+
+def _refuse_other_identity(
+    store_dir: str | None, embedding: EmbeddingConfig | None, reindex: bool
+) -> None:
+    """Before flattening, crawling or loading: vectors of another identity are refused."""
+    if embedding is None or reindex or not (store_dir_path(store_dir) / DB_NAME).exists():
+        return
+    try:
+        store = Store.open(store_dir, readonly=True)
+    except StoreError:
+        return  # an older store: it has no vectors yet
+    with store:
+        check_identity(store.db, embedding, _rerun_with_reindex())
+
+
+def _embed(
+    store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
+) -> dict[str, Any]:
+    try:
+        vectors = embed_pending(store, embedding, reindex=reindex,
+                                reindex_command=_rerun_with_reindex())  # fmt: skip
+    except EmbeddingError as exc:
+        if exc.report is not None and exc.report.embedded:
+            typer.echo(exc.report.summary(), err=True)
+            exc.hint = (exc.hint + "; " if exc.hint else "") + (
+                f"the {exc.report.embedded:,} vectors embedded before the failure are kept: "
+                "run the same command again to resume"
+            )
+        raise
+    if not as_json and not quiet:
+        typer.echo(vectors.summary())
+    return vectors.to_dict()
 
 
 def _spool(records: Any) -> Path:
@@ -126,6 +182,9 @@ Reindex = Annotated[bool, typer.Option("--reindex", help="Drop the corpus and lo
 Wait = Annotated[
     float,
     typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
+]
+NoEmbed = Annotated[
+    bool, typer.Option("--no-embed", help="Load only; leave embedding for a later run.")
 ]
 
 
@@ -155,10 +214,19 @@ def index_command(
     exclude: Exclude = None,
     max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
     max_chars: MaxChars = DEFAULTS["max_chars"],
+    config: Config = None,
+    no_embed: NoEmbed = False,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
-    """Load JSONL records (ours or foreign) or folders into the index, incrementally."""
+    """Load JSONL records (ours or foreign) or folders into the index, incrementally.
+
+    With embeddings configured, chunks without a vector are then embedded (resumably)."""
+    embedding = None if no_embed else embedding_config(config, base_url, model, api_key_env)
+    _refuse_other_identity(store_dir, embedding, reindex)
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
     temporary: list[Path] = []
     files: list[Path] = []
@@ -178,7 +246,7 @@ def index_command(
                 raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
         name = corpus or _default_corpus(paths[0])
         _load(store_dir, wait, files, name, partial=partial, reindex=reindex, as_json=as_json,
-              quiet=quiet)  # fmt: skip
+              quiet=quiet, embedding=embedding)  # fmt: skip
     finally:
         for path in temporary:
             path.unlink(missing_ok=True)
@@ -228,10 +296,17 @@ def ingest(
     store_dir: StoreDir = None,
     reindex: Reindex = False,
     wait: Wait = 60.0,
+    config: Config = None,
+    no_embed: NoEmbed = False,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
+    embedding = None if no_embed else embedding_config(config, base_url, model, api_key_env)
+    _refuse_other_identity(store_dir, embedding, reindex)
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
@@ -256,23 +331,57 @@ def ingest(
             reindex=reindex,
             as_json=as_json,
             quiet=quiet,
+            embedding=embedding,
         )
     finally:
         spooled.unlink(missing_ok=True)
 
 
-def _print_results(response: SearchResponse) -> None:
+def _print_results(response: SearchResponse, explain: bool = False) -> None:
     if not response.results:
-        typer.echo("no results: nothing in the index matched these words")
+        typer.echo("no results: nothing in the index matched this query")
         return
     for n, r in enumerate(response.results, start=1):
         lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
-        typer.echo(f"{n}. {r.token}  {lines}  [{r.corpus}] score={r.score:.2f}")
+        vector = ""
+        if r.keyword_match is not None:
+            similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
+            vector = f" similarity={similarity} keyword={'yes' if r.keyword_match else 'no'}"
+        typer.echo(f"{n}. {r.token}  {lines}  [{r.corpus}] score={r.score:.4g}{vector}")
+        if explain:
+            typer.echo(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
+                       f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} (sum of 1/(k+rank)), "
+                       f"score {r.score:.6f} after the corpus weight")  # fmt: skip
         typer.echo(f"   {r.title}" + (f"  ({' > '.join(r.section)})" if r.section else ""))
         if r.citation:
             typer.echo(f"   cite: {r.citation}")
         if r.snippet:
             typer.echo(f"   {r.snippet}")
+
+
+Tier = Annotated[
+    str | None,
+    typer.Option("--tier", show_default=False, metavar="|".join(TIERS),
+                 help="Force a tier [default: hybrid with embeddings configured, else lexical]."),
+]  # fmt: skip
+RrfK = Annotated[int, typer.Option("--rrf-k", min=1, help="Reciprocal rank fusion constant k.")]
+
+
+def _vector_tier(
+    store: Store, config: Path | None, base_url: str | None, model: str | None,
+    api_key_env: str | None, tier: str | None,
+) -> VectorTier | None:  # fmt: skip
+    """The vector stage when embeddings are configured and the tier may use it."""
+    if tier is not None and tier not in TIERS:
+        raise UsageError(f"--tier: one of {', '.join(TIERS)}", reason="bad-tier")
+    embedding = embedding_config(config, base_url, model, api_key_env)
+    if embedding is None:
+        if tier in ("vector", "hybrid"):
+            raise UsageError(f"--tier {tier} needs embeddings", reason="no-embeddings",
+                             hint="set embeddings.base_url and embeddings.model in "
+                             "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
+        return None
+    return None if tier == "lexical" else VectorTier(store, embedding)
 
 
 @app.command("search")
@@ -291,36 +400,68 @@ def search_command(
     ] = None,
     top_k: TopK = 10,
     corpus: Corpus = None,
+    tier: Tier = None,
+    rrf_k: RrfK = RRF_K,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Each result's lexical and vector rank, fused score.")
+    ] = False,
+    rerank: Annotated[
+        str | None,
+        typer.Option(
+            "--rerank",
+            metavar="mmr",
+            show_default=False,
+            help="mmr: keep near-duplicates out of the top results (needs vectors).",
+        ),
+    ] = None,
     store_dir: StoreDir = None,
     config: Config = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
 ) -> None:
-    """Ranked search (BM25 over title, section, symbol and body) with citations."""
+    """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
         raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
+    if rerank not in (None, "mmr"):
+        raise UsageError("--rerank: mmr is the one re-ranker", reason="bad-rerank")
     rules = _rules(config)
     with Store.open(store_dir, readonly=True) as store:
-        if queries_file is not None:
-            _tier(True)
-            for q in read_queries(queries_file):
-                response = search(store, q.text, top_k=top_k, corpus=corpus, rules=rules)
-                typer.echo(
-                    dumps(
-                        {
-                            "id": q.id,
-                            "query": q.text,
-                            "results": [r.to_dict() for r in response.results],
-                        }
-                    )
-                )
-            return
-        assert query is not None
-        response = search(store, query, top_k=top_k, corpus=corpus, rules=rules)
+        vectors = _vector_tier(store, config, base_url, model, api_key_env, tier)
+        options = {"top_k": top_k, "corpus": corpus, "rules": rules, "vectors": vectors,
+                   "tier": tier, "rrf_k": rrf_k, "rerank": rerank}  # fmt: skip
+        try:
+            if queries_file is not None:
+                _search_many(store, read_queries(queries_file), vectors, options)
+                return
+            assert query is not None
+            response = search(store, query, **options)
+        finally:
+            if vectors is not None:
+                vectors.close()
     _tier(as_json, response.tier)
     if as_json:
         _echo_json([r.to_dict() for r in response.results])
     else:
-        _print_results(response)
+        _print_results(response, explain)
+
+
+def _search_many(
+    store: Store, questions: list[Any], vectors: VectorTier | None, options: dict[str, Any]
+) -> None:
+    """One JSON line of results per query; each distinct tier line once, on stderr."""
+    if vectors is not None:
+        vectors.prepare([q.text for q in questions])
+    said: set[str] = set()
+    for q in questions:
+        response = search(store, q.text, **options)
+        if response.tier not in said:
+            said.add(response.tier)
+            _tier(True, response.tier)
+        results = [r.to_dict() for r in response.results]
+        typer.echo(dumps({"id": q.id, "query": q.text, "tier": response.tier,
+                          "results": results}))  # fmt: skip
 
 
 @app.command("eval")
@@ -336,20 +477,40 @@ def eval_command(
         ),
     ] = None,
     corpus: Corpus = None,
+    tier: Tier = None,
+    rrf_k: RrfK = RRF_K,
     store_dir: StoreDir = None,
+    config: Config = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
 ) -> None:
-    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR."""
+    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR.
+
+    Run it with --tier lexical and again with --tier hybrid to compare the tiers."""
     questions = read_queries(queries_file)
     judgments = read_qrels(qrels)
+    tiers: list[str] = []
     with Store.open(store_dir, readonly=True) as store:
+        vectors = _vector_tier(store, config, base_url, model, api_key_env, tier)
+        if vectors is not None:
+            vectors.prepare([q.text for q in questions if q.id in judgments])
 
         def rank(text: str, depth: int) -> list[str]:
-            found = search(store, text, top_k=depth, corpus=corpus, snippets=False)
+            found = search(store, text, top_k=depth, corpus=corpus, snippets=False,
+                           vectors=vectors, tier=tier, rrf_k=rrf_k)  # fmt: skip
+            if found.tier not in tiers:
+                tiers.append(found.tier)
             return [r.source for r in found.results]
 
-        report = evaluate(questions, judgments, rank, k)
-    _tier(as_json)
+        try:
+            report = evaluate(questions, judgments, rank, k)
+        finally:
+            if vectors is not None:
+                vectors.close()
+    for line in tiers or [LEXICAL_TIER]:
+        _tier(as_json, line)
     summary = report.to_dict()
     if as_json:
         _echo_json(summary)
@@ -541,19 +702,13 @@ def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
 @reports_errors
 def doctor_command(
     config: Config = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", show_default=False,
-                        help="Embeddings server, e.g. http://127.0.0.1:11434/v1.")] = None,
-    model: Annotated[str | None, typer.Option("--model", show_default=False)] = None,
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env", metavar="NAME",
-                           show_default=False, help="Environment variable with the API key.")]
-    = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
-) -> None:  # fmt: skip
+) -> None:
     """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
-    settings = dict(load_config(config).get("embeddings") or {})
-    overrides = {"base_url": base_url, "model": model, "api_key_env": api_key_env}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    embedding = EmbeddingConfig.from_config(settings or None)
+    embedding = embedding_config(config, base_url, model, api_key_env)
     if embedding is None:
         raise UsageError("no embeddings configured", reason="no-embeddings",
                          hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "

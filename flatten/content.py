@@ -93,7 +93,7 @@ def decode(data: bytes) -> Decoded:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text, note = _decode_impure(data)
-    if _control_share(text[:_PROBE]) > 0.1:
+    if looks_binary(text):
         raise Unreadable("binary", "mostly control characters")
     # One line-ending convention: line numbers stay true, CRs would only add noise.
     if "\r" in text:
@@ -117,6 +117,11 @@ def _control_share(text: str) -> float:
     if not text:
         return 0.0
     return len(_CONTROL.findall(text)) / len(text)
+
+
+def looks_binary(text: str) -> bool:
+    """Text that is mostly control characters: a binary decoded by mistake."""
+    return _control_share(text[:_PROBE]) > 0.1
 
 
 def looks_minified(text: str) -> bool:

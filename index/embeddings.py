@@ -31,6 +31,14 @@ KNOWN_PREFIXES = {
 class EmbeddingError(FlattenError):
     """The embeddings server could not be used: unreachable, too slow, or a bad answer."""
 
+    report: Any = None  # what an index-time run had done before it failed
+
+
+class IdentityMismatch(EmbeddingError):
+    """The store's vectors were made with other settings: refused, not a server failure."""
+
+    exit_code = 2
+
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
@@ -117,10 +125,11 @@ class EmbeddingClient:
         vectors: list[list[float]] = []
         size = self.config.batch_size
         for start in range(0, len(texts), size):
-            vectors.extend(self._batch(texts[start : start + size]))
+            vectors.extend(self.embed_batch(texts[start : start + size]))
         return vectors
 
-    def _batch(self, texts: list[str]) -> list[list[float]]:
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        """One request for `texts` (retried on 429/5xx); `EmbeddingError` when it fails."""
         started = time.perf_counter()
         attempt = 0
         while True:

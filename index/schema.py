@@ -92,8 +92,40 @@ def m001_lexical(db: sqlite3.Connection) -> None:
     )
 
 
+def m002_vectors(db: sqlite3.Connection) -> None:
+    """The vector tier: one identity per store, float32 vectors keyed by the embedded text.
+
+    `chunks.embed_key` names the vector a chunk uses (the hash of the text that was embedded:
+    document prefix with the title, then the content), so a chunk whose text is unchanged finds
+    its vector again after its document is replaced. `embed_skip` says why a chunk has none
+    (redacted, binary, minified, rejected by the server). NULL in both: not considered yet.
+    """
+    _run(
+        db,
+        """
+        ALTER TABLE chunks ADD COLUMN embed_key TEXT;
+        ALTER TABLE chunks ADD COLUMN embed_skip TEXT;
+        CREATE INDEX chunks_embed_key ON chunks(embed_key);
+        CREATE TABLE vector_identity (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            model TEXT NOT NULL,
+            dimension INTEGER,
+            query_prefix TEXT NOT NULL,
+            document_prefix TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE vectors (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            embedding BLOB NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
+    ("m002_vectors", m002_vectors),
 ]
 
 

@@ -1,18 +1,33 @@
-"""Search: named stages composed by one function. Today the lexical stage; the vector stage and
-fusion join here later without changing what callers get back."""
+"""Search: named stages composed by one function.
+
+The lexical stage (FTS5 BM25) always runs; with embeddings configured the vector stage runs too
+and the two rankings are fused by reciprocal rank fusion. When the vector stage cannot run (the
+server is down, the index has no vectors yet) a hybrid search degrades to lexical and its tier
+line says why; only a search forced to `--tier vector` fails instead.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from flatten.errors import UsageError
 from index.citations import CitationRule
-from index.lexical import lexical
+from index.embeddings import EmbeddingError
+from index.fusion import RRF_K, mmr, rrf
+from index.lexical import lexical, plan
 from index.located import Located, located_fields
 from index.store import Store
 from index.text import safe_display
+from index.vector_search import VectorsUnavailable, VectorTier
 
 LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
+TIERS = ("lexical", "vector", "hybrid")
+FUSION_DEPTH = 50  # each stage contributes at least this many candidates to the fusion
+SNIPPET_CHARS = 240
 
 
 @dataclass
@@ -21,15 +36,28 @@ class SearchResult(Located):
     snippet: str = ""
     symbol: str | None = None
     kind: str | None = None
+    similarity: float | None = None  # cosine to the query, where the vector stage ran
+    keyword_match: bool | None = None  # also matched the query's words, where vectors ran
+    lexical_rank: int | None = None  # ranks in each stage and the fused score, for --explain
+    vector_rank: int | None = None
+    fused: float | None = None
+    chunk_id: int = 0  # the store's row id: internal, never shown
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             **self.located_dict(),
             "score": round(self.score, 4),
             "snippet": self.snippet,
             "symbol": self.symbol,
             "kind": self.kind,
         }
+        if self.similarity is not None or self.keyword_match is not None:
+            data["similarity"] = None if self.similarity is None else round(self.similarity, 4)
+            data["keywordMatch"] = self.keyword_match
+            data["lexicalRank"] = self.lexical_rank
+            data["vectorRank"] = self.vector_rank
+            data["fused"] = None if self.fused is None else round(self.fused, 6)
+        return data
 
 
 @dataclass
@@ -37,6 +65,7 @@ class SearchResponse:
     query: str
     tier: str
     results: list[SearchResult] = field(default_factory=list)
+    degraded: str | None = None  # why the vector stage did not run, when it should have
 
 
 def search(
@@ -47,11 +76,157 @@ def search(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
     snippets: bool = True,
+    vectors: VectorTier | None = None,
+    tier: str | None = None,
+    rrf_k: int = RRF_K,
+    rerank: str | None = None,
 ) -> SearchResponse:
+    """Ranked chunks for `query`: hybrid when `vectors` is given, else lexical.
+
+    `tier` forces one of `TIERS`; `rerank="mmr"` spreads near-duplicates out of the top results.
+    """
+    mode = tier or ("hybrid" if vectors else "lexical")
+    if mode not in TIERS:
+        raise UsageError(f"unknown tier {mode!r} (one of {', '.join(TIERS)})", reason="bad-tier")
+    if rerank not in (None, "mmr"):
+        raise UsageError(f"unknown re-ranker {rerank!r} (mmr)", reason="bad-rerank")
+    if mode != "lexical" and vectors is None:
+        raise UsageError(f"--tier {mode} needs embeddings", reason="no-embeddings",
+                         hint="configure embeddings.base_url and embeddings.model")  # fmt: skip
+    rules = rules or []
+    if mode == "lexical" or vectors is None:
+        line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
+        return SearchResponse(query, line, _lexical_only(store, query, top_k, corpus, rules,
+                                                          snippets))  # fmt: skip
+    depth = max(top_k, FUSION_DEPTH) if (mode == "hybrid" or rerank) else top_k
+    try:
+        query_vector, near = vectors.nearest_chunks(query, depth, corpus)
+    except VectorsUnavailable as exc:
+        if mode == "vector":
+            raise EmbeddingError(f"vector search unavailable: {exc}",
+                                 reason="vectors-unavailable") from exc  # fmt: skip
+        line = f"tier: hybrid -> DEGRADED to lexical ({exc})"
+        results = _lexical_only(store, query, top_k, corpus, rules, snippets)
+        return SearchResponse(query, line, results, degraded=str(exc))
+    lexical_hits = lexical(store.db, query, top_k=depth, corpus=corpus, snippets=snippets)
+    if mode == "vector":
+        lexical_hits = []
+    results = _fused(store, query, query_vector, vectors, lexical_hits, near, rrf_k, rules,
+                     snippets, vector_only=mode == "vector")  # fmt: skip
+    if rerank == "mmr":
+        results = _diversified(vectors, results, top_k)
+    line = (
+        f"tier: hybrid (FTS5 + vectors, RRF) - {vectors.describe()}"
+        if mode == "hybrid"
+        else f"tier: vector - {vectors.describe()}"
+    )
+    return SearchResponse(query, line, results[:top_k])
+
+
+def _lexical_only(
+    store: Store,
+    query: str,
+    top_k: int,
+    corpus: str | None,
+    rules: list[CitationRule],
+    snippets: bool,
+) -> list[SearchResult]:
     hits = lexical(store.db, query, top_k=top_k, corpus=corpus, snippets=snippets)
-    results = describe(store, [(h.chunk_id, h.score, h.snippet) for h in hits], rules or [])
+    results = describe(store, [(h.chunk_id, h.score, h.snippet) for h in hits], rules)
     results.sort(key=lambda r: -r.score)
-    return SearchResponse(query, LEXICAL_TIER, results[:top_k])
+    return results[:top_k]
+
+
+def _fused(
+    store: Store,
+    query: str,
+    query_vector: np.ndarray,
+    vectors: VectorTier,
+    lexical_hits: list[Any],
+    near: list[tuple[int, float]],
+    rrf_k: int,
+    rules: list[CitationRule],
+    snippets: bool,
+    *,
+    vector_only: bool,
+) -> list[SearchResult]:
+    lexical_ids = [h.chunk_id for h in lexical_hits]
+    vector_ids = [chunk_id for chunk_id, _ in near]
+    if vector_only:
+        fused = [(chunk_id, similarity) for chunk_id, similarity in near]
+    else:
+        fused = rrf([lexical_ids, vector_ids], rrf_k)
+    snippet_of = {h.chunk_id: h.snippet for h in lexical_hits}
+    vector_only_ids = [chunk_id for chunk_id, _ in fused if chunk_id not in snippet_of]
+    if snippets:
+        snippet_of.update(_openings(store, vector_only_ids))
+    keyword = set(lexical_ids) | _keyword_matches(store, query, vector_only_ids)
+    lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
+    vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
+    similarity = dict(near)
+    keys = _embed_keys(store, [chunk_id for chunk_id, _ in fused if chunk_id not in similarity])
+    matrix = vectors.matrix()
+    for chunk_id, key in keys.items():
+        similarity[chunk_id] = matrix.similarity(query_vector, key)
+    results = describe(store, [(c, score, snippet_of.get(c, "")) for c, score in fused], rules)
+    fused_score = dict(fused)
+    for result in results:
+        chunk_id = result.chunk_id
+        result.similarity = similarity.get(chunk_id)
+        result.keyword_match = chunk_id in keyword
+        result.lexical_rank = lexical_rank.get(chunk_id)
+        result.vector_rank = vector_rank.get(chunk_id)
+        result.fused = None if vector_only else fused_score[chunk_id]
+    results.sort(key=lambda r: -r.score)
+    return results
+
+
+def _diversified(
+    vectors: VectorTier, results: list[SearchResult], top_k: int
+) -> list[SearchResult]:
+    keys = _embed_keys(vectors.store, [r.chunk_id for r in results])
+    matrix = vectors.matrix()
+    rows = np.zeros((len(results), matrix.dimension), dtype=np.float32)
+    for i, result in enumerate(results):
+        row = matrix.row_of.get(keys.get(result.chunk_id) or "")
+        if row is not None:
+            rows[i] = matrix.vectors[row]
+    order = mmr([r.score for r in results], rows, top_k)
+    return [results[i] for i in order]
+
+
+def _openings(store: Store, chunk_ids: list[int]) -> dict[int, str]:
+    """The start of each chunk's text: the snippet of a hit that matched no word."""
+    if not chunk_ids:
+        return {}
+    rows = store.db.execute(
+        f"SELECT rowid, substr(body, 1, {SNIPPET_CHARS}) FROM chunks_fts "
+        "WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(chunk_ids),),
+    )
+    return {chunk_id: text + " …" for chunk_id, text in rows}
+
+
+def _keyword_matches(store: Store, query: str, chunk_ids: list[int]) -> set[int]:
+    planned = plan(store.db, query) if chunk_ids else None
+    if planned is None:
+        return set()
+    rows = store.db.execute(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))",
+        (planned.expression, json.dumps(chunk_ids)),
+    )
+    return {row[0] for row in rows}
+
+
+def _embed_keys(store: Store, chunk_ids: list[int]) -> dict[int, str | None]:
+    if not chunk_ids:
+        return {}
+    rows = store.db.execute(
+        "SELECT id, embed_key FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(chunk_ids),),
+    )
+    return dict(rows.fetchall())
 
 
 def describe(
@@ -60,16 +235,14 @@ def describe(
     """Results for chunk ids, with their document, corpus (weight applied) and citation."""
     if not hits:
         return []
-    ids = [h[0] for h in hits]
-    marks = ",".join("?" * len(ids))
     rows = {
         row[0]: row
         for row in store.db.execute(
             "SELECT c.id, d.source, c.ordinal, c.title, c.section, c.anchor, c.start_line, "
             "c.end_line, k.name, k.weight, c.symbol, c.kind FROM chunks c "
             "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
-            f"WHERE c.id IN ({marks})",
-            ids,
+            "WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps([h[0] for h in hits]),),
         )
     }
     results = []
@@ -86,6 +259,7 @@ def describe(
                 snippet=safe_display(" ".join(snippet.split())),
                 symbol=symbol,
                 kind=kind,
+                chunk_id=chunk_id,
             )
         )
     return results

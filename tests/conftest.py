@@ -50,6 +50,19 @@ def write(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def record(source: str, ordinal: int, content: str, **extra: object) -> dict:
+    return {"id": f"{source}#{ordinal}", "source": source, "title": extra.pop("title", source),
+            "content": content, "ordinal": ordinal, **extra}  # fmt: skip
+
+
+def jsonl(path: Path, records: list[dict | str | bytes]) -> Path:
+    with open(path, "wb") as out:
+        for r in records:
+            line = r if isinstance(r, bytes) else (r if isinstance(r, str) else json.dumps(r))
+            out.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+    return path
+
+
 @dataclass
 class Repo:
     path: Path

@@ -11,6 +11,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
@@ -31,12 +32,16 @@ class EmbeddingServer(BaseHTTPRequestHandler):
     delay: ClassVar[float] = 0.0
     fail_next: ClassVar[list[tuple[int, dict[str, str]]]] = []  # (status, headers) to answer first
     api_key: ClassVar[str | None] = None
+    reject: ClassVar[str | None] = None  # a batch with an input holding this gets a 400
+    fail_at: ClassVar[dict[int, int]] = {}  # request number (from 1) -> status to answer
     requests: ClassVar[list[list[str]]] = []
+    # texts -> vectors; the hashing embedder unless a real model is plugged in (the benchmarks)
+    embedder: ClassVar[Callable[[list[str], int], list[list[float]]] | None] = None
 
     @classmethod
     def reset(cls) -> None:
-        cls.dimension, cls.delay, cls.api_key = 64, 0.0, None
-        cls.fail_next, cls.requests = [], []
+        cls.dimension, cls.delay, cls.api_key, cls.reject = 64, 0.0, None, None
+        cls.fail_next, cls.requests, cls.embedder, cls.fail_at = [], [], None, {}
 
     def log_message(self, *args: object) -> None:
         pass
@@ -65,6 +70,12 @@ class EmbeddingServer(BaseHTTPRequestHandler):
         if type(self).fail_next:
             status, headers = type(self).fail_next.pop(0)
             return self._answer(status, {"error": "injected"}, headers)
-        data = [{"object": "embedding", "index": i, "embedding": embed(t, self.dimension)}
-                for i, t in enumerate(inputs)]  # fmt: skip
+        if len(self.requests) in self.fail_at:
+            return self._answer(self.fail_at[len(self.requests)], {"error": "injected"})
+        if self.reject and any(self.reject in text for text in inputs):
+            return self._answer(400, {"error": "input rejected"})
+        embedder = type(self).embedder
+        vectors = (embedder(inputs, self.dimension) if embedder
+                   else [embed(t, self.dimension) for t in inputs])  # fmt: skip
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         self._answer(200, {"object": "list", "data": data, "model": payload.get("model")})

@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -23,20 +22,7 @@ from index.loader import load_files
 from index.queries import card, get, match, show, sources, toc, words
 from index.search import search
 from index.store import Store
-from tests.conftest import FIXTURES, assert_clean_failure, run_cli, write
-
-
-def record(source: str, ordinal: int, content: str, **extra: object) -> dict:
-    return {"id": f"{source}#{ordinal}", "source": source, "title": extra.pop("title", source),
-            "content": content, "ordinal": ordinal, **extra}  # fmt: skip
-
-
-def jsonl(path: Path, records: list[dict | str | bytes]) -> Path:
-    with open(path, "wb") as out:
-        for r in records:
-            line = r if isinstance(r, bytes) else (r if isinstance(r, str) else json.dumps(r))
-            out.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
-    return path
+from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
 
 
 @pytest.fixture

@@ -1,0 +1,222 @@
+"""Index-time embedding: give every chunk without a vector one, in batches, resumably.
+
+Runs after a load, over the whole store: a chunk is pending until it has a vector key or a skip
+reason. Its key is the hash of the text sent (document prefix with the title, then the content),
+so a chunk whose text has a vector already reuses it without a request, even when its document
+changed around it. Each batch is committed on its own: a failure keeps what came before it and
+the next run resumes there. Redacted chunks (they held a secret), binary and minified text never
+leave the machine. A batch the server rejects (4xx) is split in halves until the input it
+refuses is found; that input is skipped and reported, the rest is embedded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flatten.content import looks_binary, looks_minified
+from index.embeddings import EmbeddingClient, EmbeddingConfig, EmbeddingError
+from index.store import Store
+from index.vectors import (
+    Identity,
+    check_identity,
+    claim,
+    collect_garbage,
+    identity_mismatch,
+    pack,
+    reset,
+    set_dimension,
+    stored_identity,
+    vector_key,
+)
+
+
+@dataclass
+class EmbedReport:
+    embedded: int = 0  # texts sent and stored
+    reused: int = 0  # chunks whose text already had a vector
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> chunks
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (token, reason)
+    requests: int = 0
+    server_seconds: float = 0.0  # time spent waiting on the server
+    seconds: float = 0.0
+    collected: int = 0  # vectors garbage-collected
+    model: str = ""
+    dimension: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "dimension": self.dimension, "embedded": self.embedded,
+            "reused": self.reused, "skipped": dict(sorted(self.skipped.items())),
+            "rejected": [{"chunk": t, "reason": r} for t, r in self.rejected],
+            "requests": self.requests, "collected": self.collected,
+            "serverSeconds": round(self.server_seconds, 3), "seconds": round(self.seconds, 3),
+        }  # fmt: skip
+
+    def summary(self) -> str:
+        skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items()))
+        lines = [
+            f"vectors ({self.model}, dim {self.dimension}): {self.embedded:,} embedded, "
+            f"{self.reused:,} reused, {sum(self.skipped.values()):,} skipped"
+            + (f" ({skipped})" if skipped else "")
+            + f", {self.collected:,} collected ({self.requests} requests, {self.seconds:.2f} s)"
+        ]
+        lines += [f"  rejected {token}: {reason}" for token, reason in self.rejected[:10]]
+        return "\n".join(lines)
+
+
+@dataclass
+class _Pending:
+    chunk_ids: list[int]
+    token: str  # the first chunk's <source>#<ordinal>, for reports
+    text: str
+    key: str
+
+
+def embed_pending(
+    store: Store,
+    config: EmbeddingConfig,
+    *,
+    reindex: bool = False,
+    reindex_command: str = "docs-flatten index ... --reindex",
+    progress: Callable[[int, int], None] | None = None,
+) -> EmbedReport:
+    """Embed every chunk of the store that has no vector yet; `EmbeddingError` on failure.
+
+    On failure the vectors stored so far stay (the exception carries the partial report as
+    `.report`). `reindex` drops all vectors first and takes `config`'s identity.
+    """
+    started = time.perf_counter()
+    report = EmbedReport(model=config.model)
+    with store.write() as db:
+        if reindex:
+            reset(db, config)
+        else:
+            check_identity(db, config, reindex_command)
+            claim(db, config)
+    wanted = Identity.of(config)
+    report.dimension = stored_identity(store.db).dimension  # type: ignore[union-attr]
+    todo = _pending(store, config, report)
+    client = EmbeddingClient(config)
+    try:
+        done = 0
+        for start in range(0, len(todo), config.batch_size):
+            batch = todo[start : start + config.batch_size]
+            vectors = _embed_splitting(client, batch, report)
+            for _, vector in vectors:
+                if vector is None:
+                    continue
+                if report.dimension is None:
+                    report.dimension = len(vector)
+                elif len(vector) != report.dimension:
+                    stored = Identity(wanted.model, report.dimension, wanted.query_prefix,
+                                      wanted.document_prefix)  # fmt: skip
+                    raise identity_mismatch(stored, Identity.of(config, len(vector)),
+                                            reindex_command)  # fmt: skip
+            with store.write() as db:
+                if report.dimension is not None:
+                    set_dimension(db, report.dimension)
+                _store_batch(db, vectors)
+            done += len(batch)
+            if progress:
+                progress(done, len(todo))
+        with store.write() as db:
+            report.collected = collect_garbage(db)
+    except EmbeddingError as exc:
+        exc.report = report
+        raise
+    finally:
+        client.close()
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list[_Pending]:
+    """Texts to send, one per distinct key; chunks with a vector already get their key now."""
+    rows = store.db.execute(
+        "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+        "WHERE c.embed_key IS NULL AND c.embed_skip IS NULL ORDER BY c.id"
+    ).fetchall()
+    known = {row[0] for row in store.db.execute("SELECT key FROM vectors")} if rows else set()
+    by_key: dict[str, _Pending] = {}
+    skips: list[tuple[str, int]] = []
+    reuses: list[tuple[str, int]] = []
+    for chunk_id, source, ordinal, title, redactions, body in rows:
+        reason = _skip_reason(body, redactions)
+        if reason:
+            skips.append((reason, chunk_id))
+            report.skipped[reason] = report.skipped.get(reason, 0) + 1
+            continue
+        text = config.document_text(body, title)
+        key = vector_key(text)
+        if key in known:
+            reuses.append((key, chunk_id))
+            report.reused += 1
+        elif key in by_key:
+            by_key[key].chunk_ids.append(chunk_id)
+        else:
+            by_key[key] = _Pending([chunk_id], f"{source}#{ordinal}", text, key)
+    if skips or reuses:
+        with store.write() as db:
+            db.executemany("UPDATE chunks SET embed_skip = ? WHERE id = ?", skips)
+            db.executemany("UPDATE chunks SET embed_key = ? WHERE id = ?", reuses)
+    return list(by_key.values())
+
+
+def _skip_reason(body: str, redactions: int) -> str | None:
+    if redactions:
+        return "redacted"
+    if looks_binary(body):
+        return "binary"
+    if looks_minified(body):
+        return "minified"
+    return None
+
+
+def _embed_splitting(
+    client: EmbeddingClient, batch: list[_Pending], report: EmbedReport
+) -> list[tuple[_Pending, list[float] | None]]:
+    """Vectors for the batch; an input the server rejects (4xx) is found by halving: None."""
+    sent = time.perf_counter()
+    report.requests += 1
+    try:
+        vectors = client.embed_batch([item.text for item in batch])
+    except EmbeddingError as exc:
+        if not _rejected(exc):
+            raise
+        if len(batch) == 1:
+            report.rejected.append((batch[0].token, f"{exc.reason}: {exc.message}"))
+            report.skipped["rejected"] = report.skipped.get("rejected", 0) + 1
+            return [(batch[0], None)]
+        middle = len(batch) // 2
+        return _embed_splitting(client, batch[:middle], report) + _embed_splitting(
+            client, batch[middle:], report
+        )
+    finally:
+        report.server_seconds += time.perf_counter() - sent
+    report.embedded += len(batch)
+    return list(zip(batch, vectors, strict=True))
+
+
+def _rejected(exc: EmbeddingError) -> bool:
+    """A 4xx other than 429 is about the input, not the server: worth splitting the batch."""
+    code = exc.reason.removeprefix("http-")
+    return code.isdigit() and 400 <= int(code) < 500 and code not in ("401", "403", "404", "429")
+
+
+def _store_batch(db: Any, vectors: list[tuple[_Pending, list[float] | None]]) -> None:
+    for item, vector in vectors:
+        if vector is None:
+            db.executemany(
+                "UPDATE chunks SET embed_skip = 'rejected' WHERE id = ?",
+                [(i,) for i in item.chunk_ids],
+            )
+            continue
+        db.execute("INSERT OR IGNORE INTO vectors (key, embedding) VALUES (?, ?)",
+                   (item.key, pack(vector)))  # fmt: skip
+        db.executemany(
+            "UPDATE chunks SET embed_key = ? WHERE id = ?", [(item.key, i) for i in item.chunk_ids]
+        )

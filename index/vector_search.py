@@ -1,0 +1,133 @@
+"""The vector stage of a query: embed the query, score every stored vector, map keys to chunks.
+
+A `VectorTier` lives as long as its caller (one CLI command, or an MCP server): it keeps one
+HTTP client, the query vectors it has fetched, and the store's vectors as a matrix, reloaded
+when another connection has written to the store since. A server failure is remembered for a
+while, so a batch of queries degrades at once instead of waiting out the timeout on each.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from index.embeddings import EmbeddingClient, EmbeddingConfig, EmbeddingError
+from index.store import Store
+from index.vectors import Identity, Matrix, stored_identity, unit
+
+RETRY_AFTER_FAILURE = 30.0  # seconds before a failed server is asked again
+
+
+class VectorsUnavailable(Exception):
+    """The vector stage cannot run for this query; the message is the reason, for the tier line."""
+
+
+@dataclass
+class VectorTier:
+    store: Store
+    config: EmbeddingConfig
+    _client: EmbeddingClient | None = None
+    _matrix: Matrix | None = None
+    _version: int | None = None
+    _queries: dict[str, np.ndarray] = field(default_factory=dict)
+    _failed: tuple[float, str] | None = None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> VectorTier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def describe(self) -> str:
+        """`model=<name> dim=<n>` as the tier line shows it."""
+        identity = stored_identity(self.store.db)
+        dimension = identity.dimension if identity else None
+        return f"model={self.config.model} dim={dimension if dimension else '?'}"
+
+    def matrix(self) -> Matrix:
+        """The store's vectors; `VectorsUnavailable` when there are none of this identity."""
+        version = self.store.db.execute("PRAGMA data_version").fetchone()[0]
+        if self._matrix is None or version != self._version:
+            identity = stored_identity(self.store.db)
+            if identity is None:
+                raise VectorsUnavailable("no vectors in the index: run `docs-flatten index` "
+                                         "with embeddings configured")  # fmt: skip
+            differs = identity.differs(Identity.of(self.config))
+            if differs:
+                raise VectorsUnavailable("vector identity mismatch: " + "; ".join(differs))
+            self._matrix, self._version = Matrix.load(self.store.db), version
+        if not self._matrix.keys:
+            raise VectorsUnavailable("no vectors in the index yet")
+        return self._matrix
+
+    def prepare(self, queries: list[str]) -> None:
+        """Fetch the vectors of many queries in batches (a failure is left for query_vector)."""
+        missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        if not missing:
+            return
+        try:
+            vectors = self._embed([self.config.query_text(q) for q in missing])
+        except VectorsUnavailable:
+            return
+        self._queries.update(zip(missing, unit(np.asarray(vectors)), strict=True))
+
+    def query_vector(self, query: str) -> np.ndarray:
+        if query not in self._queries:
+            self._queries[query] = unit(np.asarray(self._embed([self.config.query_text(query)])))[0]
+        return self._queries[query]
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        if self._failed and time.monotonic() - self._failed[0] < RETRY_AFTER_FAILURE:
+            raise VectorsUnavailable(self._failed[1])
+        try:
+            if self._client is None:
+                self._client = EmbeddingClient(self.config)
+            return self._client.embed(texts)
+        except EmbeddingError as exc:
+            reason = f"embeddings unreachable: {exc.message}"
+            self._failed = (time.monotonic(), reason)
+            raise VectorsUnavailable(reason) from exc
+
+    def nearest_chunks(
+        self, query: str, depth: int, corpus: str | None
+    ) -> tuple[np.ndarray, list[tuple[int, float]]]:
+        """The query's vector and the `depth` nearest chunks as (chunk id, cosine), best first."""
+        vector = self.query_vector(query)
+        matrix = self.matrix()
+        if len(vector) != matrix.dimension:
+            raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
+                                     f"index's {matrix.dimension}")  # fmt: skip
+        wanted = depth
+        while True:
+            near = matrix.nearest(vector, wanted)
+            hits = _chunks_for(self.store, near, corpus)
+            if len(hits) >= depth or wanted >= len(matrix.keys):
+                return vector, hits[:depth]
+            wanted *= 4  # duplicates collapse onto one key, or a corpus filter dropped some
+
+
+def _chunks_for(
+    store: Store, near: list[tuple[str, float]], corpus: str | None
+) -> list[tuple[int, float]]:
+    """Chunks using each key (a key is shared by chunks with identical text), in `near`'s order."""
+    query = (
+        "SELECT c.id, c.embed_key FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "JOIN corpora k ON k.id = d.corpus_id "
+        "WHERE c.embed_key IN (SELECT value FROM json_each(?))"
+    )
+    params: list[object] = [json.dumps([key for key, _ in near])]
+    if corpus is not None:
+        query += " AND k.name = ?"
+        params.append(corpus)
+    by_key: dict[str, list[int]] = {}
+    for chunk_id, key in store.db.execute(query + " ORDER BY c.id", params):
+        by_key.setdefault(key, []).append(chunk_id)
+    return [(chunk_id, score) for key, score in near for chunk_id in by_key.get(key, [])]

@@ -1,0 +1,147 @@
+"""Vector storage: the store's vector identity, float32 BLOBs, and an in-memory matrix to score.
+
+stdlib sqlite3 here cannot load extensions (no sqlite-vec), so vectors are BLOBs in a plain table
+and scoring is one numpy matrix product over all of them (unit-normalised once, at load).
+A store holds vectors of one identity (model + dimension + prefixes): vectors of two models are
+not comparable, so a different identity is refused until `--reindex` replaces them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from flatten.hashing import sha256_hex
+from index.embeddings import EmbeddingConfig, IdentityMismatch
+
+DTYPE = np.dtype("<f4")
+
+
+@dataclass(frozen=True)
+class Identity:
+    model: str
+    dimension: int | None
+    query_prefix: str
+    document_prefix: str
+
+    @classmethod
+    def of(cls, config: EmbeddingConfig, dimension: int | None = None) -> Identity:
+        return cls(config.model, dimension, config.query_prefix, config.document_prefix)
+
+    def differs(self, other: Identity) -> list[str]:
+        """The settings that differ (a dimension not yet known matches any)."""
+        names = []
+        for name in ("model", "query_prefix", "document_prefix", "dimension"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs and not (name == "dimension" and None in (mine, theirs)):
+                names.append(f"{name} {mine!r} -> {theirs!r}")
+        return names
+
+
+def stored_identity(db: sqlite3.Connection) -> Identity | None:
+    row = db.execute(
+        "SELECT model, dimension, query_prefix, document_prefix FROM vector_identity"
+    ).fetchone()
+    return Identity(*row) if row else None
+
+
+def identity_mismatch(stored: Identity, wanted: Identity, reindex_command: str) -> IdentityMismatch:
+    return IdentityMismatch(
+        "the index holds vectors of another identity: " + "; ".join(stored.differs(wanted)),
+        reason="identity-mismatch",
+        hint=f"re-embed everything with the new settings: {reindex_command}",
+    )
+
+
+def check_identity(db: sqlite3.Connection, config: EmbeddingConfig, reindex_command: str) -> None:
+    """Refuse (before anything is sent) when the store's vectors were made differently."""
+    stored = stored_identity(db)
+    if stored is not None and stored.differs(Identity.of(config)):
+        raise identity_mismatch(stored, Identity.of(config), reindex_command)
+
+
+def reset(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
+    """Drop every vector and take `config`'s identity (inside the caller's transaction)."""
+    db.execute("DELETE FROM vectors")
+    db.execute("DELETE FROM vector_identity")
+    db.execute(
+        "UPDATE chunks SET embed_key = NULL, embed_skip = NULL "
+        "WHERE embed_key IS NOT NULL OR embed_skip IS NOT NULL"
+    )
+    claim(db, config)
+
+
+def claim(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
+    """Record `config`'s identity if the store has none yet."""
+    db.execute(
+        "INSERT OR IGNORE INTO vector_identity (id, model, query_prefix, document_prefix, "
+        "created_at) VALUES (1, ?, ?, ?, ?)",
+        (config.model, config.query_prefix, config.document_prefix,
+         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+    )  # fmt: skip
+
+
+def set_dimension(db: sqlite3.Connection, dimension: int) -> None:
+    db.execute("UPDATE vector_identity SET dimension = ? WHERE dimension IS NULL", (dimension,))
+
+
+def vector_key(embedded_text: str) -> str:
+    return sha256_hex(embedded_text)
+
+
+def pack(vector: list[float]) -> bytes:
+    return np.asarray(vector, dtype=DTYPE).tobytes()
+
+
+def collect_garbage(db: sqlite3.Connection) -> int:
+    """Delete vectors no chunk uses any more; return how many."""
+    return db.execute(
+        "DELETE FROM vectors WHERE key NOT IN "
+        "(SELECT embed_key FROM chunks WHERE embed_key IS NOT NULL)"
+    ).rowcount
+
+
+@dataclass
+class Matrix:
+    """Every stored vector, unit-normalised, with its key; row i is keys[i]."""
+
+    keys: list[str]
+    vectors: np.ndarray  # (n, dimension) float32
+    row_of: dict[str, int]
+
+    @classmethod
+    def load(cls, db: sqlite3.Connection) -> Matrix:
+        rows = db.execute("SELECT key, embedding FROM vectors ORDER BY id").fetchall()
+        keys = [r[0] for r in rows]
+        if not rows:
+            return cls([], np.zeros((0, 0), DTYPE), {})
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=DTYPE).reshape(len(rows), -1)
+        return cls(keys, unit(vectors), {key: i for i, key in enumerate(keys)})
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1]) if len(self.keys) else 0
+
+    def nearest(self, query: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """The `n` keys closest to `query` by cosine, best first (ties by storage order)."""
+        if not self.keys or n <= 0:
+            return []
+        scores = self.vectors @ query
+        n = min(n, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self.keys[i], float(scores[i])) for i in top]
+
+    def similarity(self, query: np.ndarray, key: str | None) -> float | None:
+        row = self.row_of.get(key) if key else None
+        return None if row is None else float(self.vectors[row] @ query)
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero), so a dot product is the cosine."""
+    vectors = np.asarray(vectors, dtype=DTYPE)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
