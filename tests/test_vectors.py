@@ -236,10 +236,9 @@ def test_the_schema_upgrade_adds_vectors_to_a_lexical_store(tmp_path):
 
 @pytest.fixture
 def indexed(server, tmp_path):
-    docs = big_document() + [
-        record("api/users.md", 1, "getUserName returns the display name of a user.",
-               title="getUserName", symbol="getUserName"),
-    ]  # fmt: skip
+    user = record("api/users.md", 1, "getUserName returns the display name of a user.",
+                  title="getUserName", symbol="getUserName")  # fmt: skip
+    docs = [*big_document(), user]
     store = tmp_path / "store"
     result = run_cli("index", jsonl(tmp_path / "a.jsonl", docs), "--store", store,
                      "--corpus", "ops", "--base-url", server, "--model", "hash-64")  # fmt: skip
