@@ -208,15 +208,13 @@ def _rejected(exc: EmbeddingError) -> bool:
 
 
 def _store_batch(db: Any, vectors: list[tuple[_Pending, list[float] | None]]) -> None:
-    for item, vector in vectors:
-        if vector is None:
-            db.executemany(
-                "UPDATE chunks SET embed_skip = 'rejected' WHERE id = ?",
-                [(i,) for i in item.chunk_ids],
-            )
-            continue
-        db.execute("INSERT OR IGNORE INTO vectors (key, embedding) VALUES (?, ?)",
-                   (item.key, pack(vector)))  # fmt: skip
-        db.executemany(
-            "UPDATE chunks SET embed_key = ? WHERE id = ?", [(item.key, i) for i in item.chunk_ids]
-        )
+    stored = [(item.key, pack(vector)) for item, vector in vectors if vector is not None]
+    db.executemany("INSERT OR IGNORE INTO vectors (key, embedding) VALUES (?, ?)", stored)
+    db.executemany(
+        "UPDATE chunks SET embed_key = ?, embed_skip = ? WHERE id = ?",
+        [
+            (None, "rejected", i) if vector is None else (item.key, None, i)
+            for item, vector in vectors
+            for i in item.chunk_ids
+        ],
+    )

@@ -18,7 +18,7 @@ from flatten.errors import UsageError
 from index.citations import CitationRule
 from index.embeddings import EmbeddingError
 from index.fusion import RRF_K, mmr, rrf
-from index.lexical import lexical, plan
+from index.lexical import lexical
 from index.located import Located, located_fields
 from index.store import Store
 from index.text import safe_display
@@ -37,7 +37,9 @@ class SearchResult(Located):
     symbol: str | None = None
     kind: str | None = None
     similarity: float | None = None  # cosine to the query, where the vector stage ran
-    keyword_match: bool | None = None  # also matched the query's words, where vectors ran
+    # Among the lexical stage's candidates (its best max(top_k, 50) by BM25: every chunk holding
+    # the query's words when fewer match), where vectors ran.
+    keyword_match: bool | None = None
     lexical_rank: int | None = None  # ranks in each stage and the fused score, for --explain
     vector_rank: int | None = None
     fused: float | None = None
@@ -98,7 +100,7 @@ def search(
         line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
         return SearchResponse(query, line, _lexical_only(store, query, top_k, corpus, rules,
                                                           snippets))  # fmt: skip
-    depth = max(top_k, FUSION_DEPTH) if (mode == "hybrid" or rerank) else top_k
+    depth = max(top_k, FUSION_DEPTH)
     try:
         query_vector, near = vectors.nearest_chunks(query, depth, corpus)
     except VectorsUnavailable as exc:
@@ -108,11 +110,10 @@ def search(
         line = f"tier: hybrid -> DEGRADED to lexical ({exc})"
         results = _lexical_only(store, query, top_k, corpus, rules, snippets)
         return SearchResponse(query, line, results, degraded=str(exc))
+    # In vector mode the lexical candidates only say which hits matched by keyword.
     lexical_hits = lexical(store.db, query, top_k=depth, corpus=corpus, snippets=snippets)
-    if mode == "vector":
-        lexical_hits = []
-    results = _fused(store, query, query_vector, vectors, lexical_hits, near, rrf_k, rules,
-                     snippets, vector_only=mode == "vector")  # fmt: skip
+    results = _fused(store, query_vector, vectors, lexical_hits, near, rrf_k, rules, snippets,
+                     vector_only=mode == "vector")  # fmt: skip
     if rerank == "mmr":
         results = _diversified(vectors, results, top_k)
     line = (
@@ -139,7 +140,6 @@ def _lexical_only(
 
 def _fused(
     store: Store,
-    query: str,
     query_vector: np.ndarray,
     vectors: VectorTier,
     lexical_hits: list[Any],
@@ -157,10 +157,9 @@ def _fused(
     else:
         fused = rrf([lexical_ids, vector_ids], rrf_k)
     snippet_of = {h.chunk_id: h.snippet for h in lexical_hits}
-    vector_only_ids = [chunk_id for chunk_id, _ in fused if chunk_id not in snippet_of]
     if snippets:
-        snippet_of.update(_openings(store, vector_only_ids))
-    keyword = set(lexical_ids) | _keyword_matches(store, query, vector_only_ids)
+        snippet_of.update(_openings(store, [c for c, _ in fused if c not in snippet_of]))
+    keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
     similarity = dict(near)
@@ -205,18 +204,6 @@ def _openings(store: Store, chunk_ids: list[int]) -> dict[int, str]:
         (json.dumps(chunk_ids),),
     )
     return {chunk_id: text + " …" for chunk_id, text in rows}
-
-
-def _keyword_matches(store: Store, query: str, chunk_ids: list[int]) -> set[int]:
-    planned = plan(store.db, query) if chunk_ids else None
-    if planned is None:
-        return set()
-    rows = store.db.execute(
-        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-        "AND rowid IN (SELECT value FROM json_each(?))",
-        (planned.expression, json.dumps(chunk_ids)),
-    )
-    return {row[0] for row in rows}
 
 
 def _embed_keys(store: Store, chunk_ids: list[int]) -> dict[int, str | None]:

@@ -10,7 +10,9 @@ import hashlib
 import json
 import math
 import re
+import socket
 import time
+import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
@@ -28,12 +30,14 @@ def embed(text: str, dimension: int) -> list[float]:
 
 
 class EmbeddingServer(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real embedding servers do
     dimension: ClassVar[int] = 64
     delay: ClassVar[float] = 0.0
     fail_next: ClassVar[list[tuple[int, dict[str, str]]]] = []  # (status, headers) to answer first
     api_key: ClassVar[str | None] = None
     reject: ClassVar[str | None] = None  # a batch with an input holding this gets a 400
     fail_at: ClassVar[dict[int, int]] = {}  # request number (from 1) -> status to answer
+    busy_seconds: ClassVar[float] = 0.0  # time spent answering, for the benchmarks
     requests: ClassVar[list[list[str]]] = []
     # texts -> vectors; the hashing embedder unless a real model is plugged in (the benchmarks)
     embedder: ClassVar[Callable[[list[str], int], list[list[float]]] | None] = None
@@ -42,6 +46,12 @@ class EmbeddingServer(BaseHTTPRequestHandler):
     def reset(cls) -> None:
         cls.dimension, cls.delay, cls.api_key, cls.reject = 64, 0.0, None, None
         cls.fail_next, cls.requests, cls.embedder, cls.fail_at = [], [], None, {}
+        cls.busy_seconds = 0.0
+
+    def setup(self) -> None:
+        super().setup()
+        # As real servers do: without it, headers and body in two writes wait on delayed ACKs.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, *args: object) -> None:
         pass
@@ -57,6 +67,13 @@ class EmbeddingServer(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._embeddings()
+        finally:
+            type(self).busy_seconds += time.perf_counter() - started
+
+    def _embeddings(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         payload = json.loads(self.rfile.read(length) or b"{}")
         inputs = payload.get("input") or []
@@ -79,3 +96,56 @@ class EmbeddingServer(BaseHTTPRequestHandler):
                    else [embed(t, self.dimension) for t in inputs])  # fmt: skip
         data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
         self._answer(200, {"object": "list", "data": data, "model": payload.get("model")})
+
+    def do_GET(self) -> None:
+        if self.path != "/stats":
+            return self._answer(404, {"error": "not found"})
+        self._answer(200, {"busySeconds": self.busy_seconds, "requests": len(self.requests)})
+
+
+def instant(texts: list[str], dimension: int) -> list[list[float]]:
+    """A seeded random vector per text: answers at once, for measuring the client's side."""
+    import numpy as np
+
+    return [
+        np.random.default_rng(zlib.crc32(t.encode())).standard_normal(dimension).tolist()
+        for t in texts
+    ]
+
+
+def sentence_transformer(name: str) -> Callable[[list[str], int], list[list[float]]]:
+    """A real model (sentence-transformers, loaded offline) for quality measurements."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(name, device="cpu")
+
+    def encode(texts: list[str], dimension: int) -> list[list[float]]:
+        return model.encode(texts, batch_size=64, normalize_embeddings=True).tolist()
+
+    return encode
+
+
+def main() -> None:
+    """Serve on 127.0.0.1 and print the base URL: `python -m tests.embedserver --embedder ...`."""
+    import argparse
+    from http.server import ThreadingHTTPServer
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--dimension", type=int, default=64)
+    parser.add_argument("--embedder", default="hash",
+                        help="hash, instant, or st:<sentence-transformers model>")  # fmt: skip
+    args = parser.parse_args()
+    EmbeddingServer.reset()
+    EmbeddingServer.dimension = args.dimension
+    if args.embedder == "instant":
+        EmbeddingServer.embedder = instant
+    elif args.embedder.startswith("st:"):
+        EmbeddingServer.embedder = sentence_transformer(args.embedder[3:])
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), EmbeddingServer)
+    print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

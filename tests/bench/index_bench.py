@@ -43,7 +43,7 @@ def write_slices(path: Path, count: int, seed: int = 7) -> list[str]:
     in frequency order, most common first."""
     rng = random.Random(seed)
     vocab = vocabulary(rng)
-    rng.shuffle(vocab)
+    rng.shuffle(vocab)  # frequency order: the Zipf weights below follow this order
     weights = [1 / (rank + 1) ** 1.1 for rank in range(len(vocab))]
     cumulative = []
     total = 0.0
@@ -101,13 +101,21 @@ def queries_for(vocab: list[str], rng: random.Random, n: int = 300) -> list[str]
     return out
 
 
+def bench_queries(count: int, seed: int = 7) -> list[str]:
+    """The queries timed against the store of `count` slices (the same for both tiers)."""
+    rng = random.Random(seed)
+    vocab = vocabulary(rng)
+    rng.shuffle(vocab)
+    return queries_for(vocab, random.Random(count))
+
+
 def measure_index(work: Path, count: int) -> IndexMeasurement:
     from index.loader import load_files
     from index.search import search
     from index.store import Store
 
     data = work / f"slices-{count}.jsonl"
-    vocab = write_slices(data, count)
+    write_slices(data, count)
     store_dir = work / f"store-{count}"
     if store_dir.exists():
         for child in store_dir.iterdir():
@@ -122,7 +130,7 @@ def measure_index(work: Path, count: int) -> IndexMeasurement:
         assert report.unchanged and not report.chunks
     latencies = []
     with Store.open(store_dir, readonly=True) as reader:
-        for query in queries_for(vocab, random.Random(count)):
+        for query in bench_queries(count):
             started = time.perf_counter()
             search(reader, query, top_k=10)
             latencies.append((time.perf_counter() - started) * 1000)

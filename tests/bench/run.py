@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import crawl_bench
 import index_bench
+import vector_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -224,6 +225,22 @@ def main() -> None:
             f"{'lexical':<12} {m.slices:>8} {m.load_seconds:>7} {m.slices_per_s:>9} "
             f"{m.reload_seconds:>9} {share:>9} {m.p50_ms:>7} {m.p95_ms:>7}"
         )
+    hybrid_runs = [
+        vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n))
+        for n in (10_000, 100_000)
+    ]
+    print()
+    header = (
+        f"{'hybrid 384d':<12} {'slices':>8} {'embed s':>8} {'server s':>9} "
+        f"{'ours ms/1k':>11} {'matrix ms':>10} {'p50 ms':>7} {'p95 ms':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for v in hybrid_runs:
+        print(
+            f"{'instant srv':<12} {v.slices:>8} {v.embed_seconds:>8} {v.server_seconds:>9} "
+            f"{v.overhead_ms_per_1000:>11} {v.matrix_load_ms:>10} {v.p50_ms:>7} {v.p95_ms:>7}"
+        )
     crawled = crawl_bench.measure_crawl(work, timed)
     print(
         f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
@@ -254,6 +271,7 @@ def main() -> None:
                 "flatten": [asdict(m) for m in results],
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
+                "hybrid": [asdict(v) for v in hybrid_runs],
                 "crawl": asdict(crawled),
                 "scifact": quality,
             },
