@@ -128,7 +128,7 @@ def flatten(
 
 
 # The index and query commands register themselves on the same app.
-from flatten import cli_index  # noqa: E402, F401
+from flatten import cli_index, cli_mcp  # noqa: E402, F401
 
 
 def _terminate(signum: int, frame: object) -> None:
