@@ -6,10 +6,8 @@ Query commands print the tier line first (on stderr with --json, so stdout stays
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,10 +59,9 @@ from flatten.cli_common import (
 from flatten.config import load_config
 from flatten.errors import UsageError
 from flatten.pipeline import FlattenOptions, flatten_root
-from flatten.profiles import native
 from flatten.progress import Progress
 from flatten.report import RunReport
-from flatten.writer import dumps, write_jsonl
+from flatten.writer import dumps
 from index import queries
 from index.citations import CitationRule, parse_rules
 from index.embed import embed_pending
@@ -72,7 +69,7 @@ from index.embeddings import EmbeddingConfig, EmbeddingError, doctor
 from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
-from index.loader import LoadReport, load_files, spool_stdin
+from index.loader import LoadReport, load_files, spool_records, spool_stdin
 from index.search import LEXICAL_TIER, TIERS, SearchResponse, search
 from index.store import DB_NAME, Store
 from index.store import store_dir as store_dir_path
@@ -158,18 +155,6 @@ def _embed(
     return vectors.to_dict()
 
 
-def _spool(records: Any) -> Path:
-    """Flattened records to a temporary JSONL file that the loader can read twice."""
-    fd, name = tempfile.mkstemp(prefix="docs-flatten-", suffix=".jsonl")
-    os.close(fd)
-    try:
-        write_jsonl(records, name, native)
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
-
-
 Partial = Annotated[
     bool,
     typer.Option(
@@ -238,7 +223,7 @@ def index_command(
                 continue
             path = Path(raw)
             if path.is_dir():
-                temporary.append(_spool(_flatten_dir(path, options, quiet)))
+                temporary.append(spool_records(_flatten_dir(path, options, quiet)))
                 files.append(temporary[-1])
             elif path.is_file():
                 files.append(path)
@@ -316,7 +301,7 @@ def ingest(
         records = source_records(root, repo, ref, subdir, token_env, options, report, progress,
                                  url=url, crawling=crawling)  # fmt: skip
         try:
-            spooled = _spool(records)
+            spooled = spool_records(records)
         finally:
             close(records)
     try:

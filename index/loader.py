@@ -24,7 +24,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -530,6 +530,39 @@ class _BatchWriter:
             texts,
         )
         db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", exact)
+
+
+def spool_records(records: Iterable[Any]) -> Path:
+    """Records (`Record`s or dicts) to a temporary JSONL file that the loader can read twice.
+
+    The caller removes the file."""
+    from flatten.writer import write_jsonl  # the writer's atomic file: never a half-written spool
+
+    fd, name = tempfile.mkstemp(prefix="docs-flatten-", suffix=".jsonl")
+    os.close(fd)
+    try:
+        write_jsonl(records, name, lambda r: r if isinstance(r, dict) else r.to_dict())
+    except BaseException:
+        os.unlink(name)
+        raise
+    return Path(name)
+
+
+def load_records(
+    store: Store,
+    records: Iterable[Any],
+    corpus: str,
+    *,
+    partial: bool = False,
+    reindex: bool = False,
+) -> LoadReport:
+    """Load records from memory (e.g. `flatten_root(...)`, or dicts in any layout load_files
+    reads) as one file would load."""
+    path = spool_records(records)
+    try:
+        return load_files(store, [path], corpus, partial=partial, reindex=reindex)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def spool_stdin() -> Path:
