@@ -124,9 +124,20 @@ def looks_binary(text: str) -> bool:
     return _control_share(text[:_PROBE]) > 0.1
 
 
+MINIFIED_MAX_SPACE_SHARE = 0.08  # prose is ~15% spaces; minified code and JSON far fewer
+
+
 def looks_minified(text: str) -> bool:
-    """Generated one-liners (bundles, minified JSON/CSS) that would only pollute an index."""
+    """Generated one-liners (bundles, minified JSON/CSS) that would only pollute an index.
+
+    Long lines alone are not enough: a paragraph kept on one line (BEIR abstracts, wrapped-by-
+    the-editor markdown) is prose. Minified text also has almost no spaces.
+    """
     if len(text) < 4096:
         return False
     newlines = text.count("\n") + 1
-    return len(text) / newlines > 500 and max(len(line) for line in text.split("\n")) > 4096
+    return (
+        len(text) / newlines > 500
+        and max(len(line) for line in text.split("\n")) > 4096
+        and text.count(" ") / len(text) < MINIFIED_MAX_SPACE_SHARE
+    )

@@ -134,11 +134,16 @@ def embed_pending(
 
 
 def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list[_Pending]:
-    """Texts to send, one per distinct key; chunks with a vector already get their key now."""
+    """Texts to send, one per distinct key; chunks with a vector already get their key now.
+
+    Chunks skipped as binary or minified are looked at again (those are our heuristics, and
+    they may improve); redacted and rejected ones stay skipped until `--reindex`.
+    """
     rows = store.db.execute(
         "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body FROM chunks c "
         "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
-        "WHERE c.embed_key IS NULL AND c.embed_skip IS NULL ORDER BY c.id"
+        "WHERE c.embed_key IS NULL AND (c.embed_skip IS NULL OR c.embed_skip IN "
+        "('binary', 'minified')) ORDER BY c.id"
     ).fetchall()
     known = {row[0] for row in store.db.execute("SELECT key FROM vectors")} if rows else set()
     by_key: dict[str, _Pending] = {}
@@ -162,7 +167,9 @@ def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list
     if skips or reuses:
         with store.write() as db:
             db.executemany("UPDATE chunks SET embed_skip = ? WHERE id = ?", skips)
-            db.executemany("UPDATE chunks SET embed_key = ? WHERE id = ?", reuses)
+            db.executemany(
+                "UPDATE chunks SET embed_key = ?, embed_skip = NULL WHERE id = ?", reuses
+            )
     return list(by_key.values())
 
 

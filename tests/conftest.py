@@ -15,6 +15,12 @@ PROJECT = Path(__file__).resolve().parent.parent
 FIXTURES = PROJECT / "fixtures"
 SHARED = PROJECT.parent / "shared"
 
+# A line of a real-looking minified bundle: long lines and almost no spaces.
+MINIFIED_BUNDLE = (
+    '!function(e,t){"use strict";var n=e.document,r=Object.getPrototypeOf;t(n,r)}'
+    "(window,function(n,r){return n&&r});"
+)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",

@@ -7,6 +7,7 @@ import pytest
 from flatten.classify import classify, matches_any, path_skip_reason
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.secrets import redact
+from tests.conftest import MINIFIED_BUNDLE
 
 
 def test_nul_byte_means_binary():
@@ -45,8 +46,15 @@ def test_lfs_pointer_is_recognised():
 
 
 def test_minified_bundle_is_detected():
-    assert looks_minified("var a=1;" * 2000)
+    assert looks_minified(MINIFIED_BUNDLE * 80)
     assert not looks_minified("line\n" * 2000)
+    assert looks_minified('{"key":"value","n":[1,2,3]},' * 400)  # minified JSON
+
+
+def test_a_long_paragraph_on_one_line_is_prose_not_minified():
+    paragraph = "Cells respond to the treatment within hours, as the assay shows. " * 100
+    assert "\n" not in paragraph and len(paragraph) > 4096
+    assert not looks_minified(paragraph)
 
 
 def test_read_snapshot_enforces_the_size_cap(tmp_path):

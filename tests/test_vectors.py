@@ -18,7 +18,7 @@ from index.loader import load_files
 from index.search import search
 from index.store import Store
 from index.vector_search import VectorTier
-from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import MINIFIED_BUNDLE, assert_clean_failure, jsonl, record, run_cli, write
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
 
@@ -147,7 +147,7 @@ def test_a_rejected_input_is_found_by_splitting_and_skipped(server, store, tmp_p
 
 
 def test_secrets_binary_and_minified_text_never_reach_the_embedder(server, store, tmp_path):
-    minified = "var a=1;" * 1200
+    minified = MINIFIED_BUNDLE * 80
     docs = [
         record("a.md", 1, "Plain prose about retries."),
         record("a.md", 2, "token [REDACTED:github-token] here", redactions=1),
@@ -356,3 +356,18 @@ def test_mmr_picks_distinct_candidates_and_lambda_one_is_relevance_order(n, top_
     picked = mmr(relevance, rows, top_k)
     assert len(picked) == len(set(picked)) == min(n, top_k)
     assert mmr(relevance, rows, top_k, lam=1.0) == list(range(min(n, top_k)))
+
+
+def test_chunks_once_skipped_by_a_heuristic_are_looked_at_again(server, store, tmp_path):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", big_document()[:3])], "ops")
+    embed_pending(store, settings(server))
+    # As an older version that took this prose for minified text would have left it:
+    store.db.execute("UPDATE chunks SET embed_key = NULL, embed_skip = 'minified' WHERE id = 1")
+    store.db.execute("DELETE FROM vectors WHERE key NOT IN (SELECT embed_key FROM chunks "
+                     "WHERE embed_key IS NOT NULL)")  # fmt: skip
+    report = embed_pending(store, settings(server))
+    assert report.embedded == 1 and report.skipped == {}
+    assert (
+        store.db.execute("SELECT count(*) FROM chunks WHERE embed_skip IS NOT NULL").fetchone()[0]
+        == 0
+    )

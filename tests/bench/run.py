@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import crawl_bench
 import index_bench
+import mcp_bench
 import vector_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -241,6 +242,11 @@ def main() -> None:
             f"{'instant srv':<12} {v.slices:>8} {v.embed_seconds:>8} {v.server_seconds:>9} "
             f"{v.overhead_ms_per_1000:>11} {v.matrix_load_ms:>10} {v.p50_ms:>7} {v.p95_ms:>7}"
         )
+    served = mcp_bench.measure_mcp(work, 100_000, index_bench.bench_queries(100_000))
+    print(
+        f"\nMCP knowledge_search over stdio, {served.slices:,} slices (lexical): "
+        f"p50 {served.p50_ms} ms, p95 {served.p95_ms} ms ({served.queries} calls)"
+    )
     crawled = crawl_bench.measure_crawl(work, timed)
     print(
         f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
@@ -272,6 +278,7 @@ def main() -> None:
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
                 "hybrid": [asdict(v) for v in hybrid_runs],
+                "mcp": asdict(served),
                 "crawl": asdict(crawled),
                 "scifact": quality,
             },
