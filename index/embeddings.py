@@ -173,6 +173,9 @@ def _vectors(response: httpx.Response, expected: int) -> list[list[float]]:
     except (ValueError, KeyError, TypeError) as exc:
         raise EmbeddingError("the embeddings answer is not in the OpenAI format",
                              reason="bad-response") from exc  # fmt: skip
+    if not all(math.isfinite(x) for v in vectors for x in v):
+        raise EmbeddingError("the embeddings answer holds NaN or infinite values",
+                             reason="bad-response")  # fmt: skip
     if len(vectors) != expected or len({len(v) for v in vectors}) > 1:
         raise EmbeddingError(
             f"asked for {expected} vectors, got {len(vectors)} "

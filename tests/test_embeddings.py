@@ -108,3 +108,10 @@ def test_cli_doctor_json_and_a_clear_failure(server, tmp_path):
     assert_clean_failure(down, 1, "unreachable")
     none = run_cli("doctor", cwd=tmp_path / "..")
     assert none.code == 2 and "no embeddings configured" in none.stderr
+
+
+def test_non_finite_vectors_are_a_bad_response(server):
+    EmbeddingServer.embedder = lambda texts, dimension: [[float("nan")] * dimension for _ in texts]
+    with EmbeddingClient(config(server)) as client, pytest.raises(EmbeddingError) as err:
+        client.embed(["a"])
+    assert err.value.reason == "bad-response" and "NaN" in err.value.message
