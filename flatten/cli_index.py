@@ -140,8 +140,11 @@ def _embed(
     store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
 ) -> dict[str, Any]:
     try:
-        vectors = embed_pending(store, embedding, reindex=reindex,
-                                reindex_command=_rerun_with_reindex())  # fmt: skip
+        with Progress("embedding", enabled=not quiet and not as_json) as progress:
+            vectors = embed_pending(
+                store, embedding, reindex=reindex, reindex_command=_rerun_with_reindex(),
+                progress=lambda done, total: progress.update(done, total, "texts"),
+            )  # fmt: skip
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:
             typer.echo(exc.report.summary(), err=True)

@@ -15,7 +15,7 @@ from flatten.report import RunReport
 
 
 class Progress:
-    """Call it with the report after each file; use it as a context manager."""
+    """Call it with the report after each file (or `update` with counts); a context manager."""
 
     def __init__(
         self,
@@ -54,28 +54,24 @@ class Progress:
         return self
 
     def __call__(self, report: RunReport) -> None:
+        status = f"{report.slices:,} slices, {report.bytes_read / 1e6:,.1f} MB"
+        self.update(report.files_done, report.files_total, "files", status)
+
+    def update(self, done: int, total: int, unit: str, status: str = "") -> None:
+        """`done` of `total` `unit`s (total 0: not known yet), with a short status."""
         if not self.enabled:
             return
-        status = f"{report.slices:,} slices, {report.bytes_read / 1e6:,.1f} MB"
         now = time.monotonic()
         if self._bar is not None:
-            self._bar.update(
-                self._task,
-                completed=report.files_done,
-                total=report.files_total or None,
-                status=status,
-            )
+            self._bar.update(self._task, completed=done, total=total or None, status=status)
             if now - self._last >= 0.1:
                 self._last = now
                 self._bar.refresh()
             return
         if now - self._last >= self.interval:
             self._last = now
-            print(
-                f"{self.label}: {report.files_done:,}/{report.files_total:,} files, {status}",
-                file=self.stream,
-                flush=True,
-            )
+            line = f"{self.label}: {done:,}/{total:,} {unit}" + (f", {status}" if status else "")
+            print(line, file=self.stream, flush=True)
 
     def __exit__(
         self,
