@@ -9,7 +9,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -64,7 +64,6 @@ from flatten.report import RunReport
 from flatten.writer import dumps
 from index import queries
 from index.citations import CitationRule, parse_rules
-from index.embed import embed_pending
 from index.embeddings import EmbeddingConfig, EmbeddingError, doctor
 from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
@@ -73,8 +72,9 @@ from index.loader import LoadReport, load_files, spool_records, spool_stdin
 from index.search import LEXICAL_TIER, TIERS, SearchResponse, search
 from index.store import DB_NAME, Store
 from index.store import store_dir as store_dir_path
-from index.vector_search import VectorTier
-from index.vectors import check_identity
+
+if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
+    from index.vector_search import VectorTier
 
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
 
@@ -132,6 +132,8 @@ def _refuse_other_identity(
         store = Store.open(store_dir, readonly=True)
     except StoreError:
         return  # an older store: it has no vectors yet
+    from index.vectors import check_identity
+
     with store:
         check_identity(store.db, embedding, _rerun_with_reindex())
 
@@ -139,6 +141,8 @@ def _refuse_other_identity(
 def _embed(
     store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
 ) -> dict[str, Any]:
+    from index.embed import embed_pending
+
     try:
         with Progress("embedding", enabled=not quiet and not as_json) as progress:
             vectors = embed_pending(
@@ -369,7 +373,9 @@ def _vector_tier(
                              hint="set embeddings.base_url and embeddings.model in "
                              "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
         return None
-    return None if tier == "lexical" else VectorTier(store, embedding)
+    from index.vector_search import VectorTier
+
+    return VectorTier(store, embedding)  # no request until a query needs one
 
 
 @app.command("search")

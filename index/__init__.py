@@ -15,16 +15,40 @@ With embeddings: `embed_pending(store, EmbeddingConfig(...))` after a load, then
 MCP tools do (framed, capped, secret-free JSON).
 """
 
-from index.agent import Knowledge
-from index.citations import CitationRule, cite, parse_rules
-from index.embed import EmbedReport, embed_pending
-from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
-from index.errors import ConfigError, StoreError
-from index.loader import LoadReport, load_files, load_records
-from index.queries import get, match, show, sources, toc
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Eager: `search` is also the name of its module, which would shadow the function on the
+# package once `index.search` is imported anywhere.
 from index.search import SearchResponse, SearchResult, search
-from index.store import Store
-from index.vector_search import VectorTier
+
+# Public name -> module. Loaded on first use, so `import index` (and the CLI's start-up) does
+# not pay for numpy, httpx or the agent surface until they are needed.
+_EXPORTS = {
+    "Knowledge": "index.agent",
+    "CitationRule": "index.citations",
+    "cite": "index.citations",
+    "parse_rules": "index.citations",
+    "EmbedReport": "index.embed",
+    "embed_pending": "index.embed",
+    "EmbeddingConfig": "index.embeddings",
+    "EmbeddingError": "index.embeddings",
+    "IdentityMismatch": "index.embeddings",
+    "ConfigError": "index.errors",
+    "StoreError": "index.errors",
+    "LoadReport": "index.loader",
+    "load_files": "index.loader",
+    "load_records": "index.loader",
+    "get": "index.queries",
+    "match": "index.queries",
+    "show": "index.queries",
+    "sources": "index.queries",
+    "toc": "index.queries",
+    "Store": "index.store",
+    "VectorTier": "index.vector_search",
+}
 
 __all__ = [
     "CitationRule",
@@ -52,3 +76,23 @@ __all__ = [
     "sources",
     "toc",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'index' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from index.agent import Knowledge
+    from index.citations import CitationRule, cite, parse_rules
+    from index.embed import EmbedReport, embed_pending
+    from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
+    from index.errors import ConfigError, StoreError
+    from index.loader import LoadReport, load_files, load_records
+    from index.queries import get, match, show, sources, toc
+    from index.store import Store
+    from index.vector_search import VectorTier

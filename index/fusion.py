@@ -6,8 +6,10 @@ Pure functions over ids, ranks and vectors; search.py feeds them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads only when MMR runs: the CLI starts faster without it
+    import numpy as np
 
 RRF_K = 60  # the constant of Cormack et al.; larger flattens the advantage of the top ranks
 MMR_LAMBDA = 0.7  # relevance against novelty: 1.0 is plain relevance order
@@ -37,6 +39,8 @@ def mmr(
     min-max scaled, which would give the last candidate no relevance at all. `vectors` holds one
     unit row per candidate (a zero row: no vector, never counted as a near-duplicate).
     """
+    import numpy as np
+
     n = len(relevance)
     if n == 0:
         return []

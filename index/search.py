@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from flatten.errors import UsageError
 from index.citations import CitationRule
@@ -22,7 +20,11 @@ from index.lexical import lexical
 from index.located import Located, located_fields
 from index.store import Store
 from index.text import safe_display
-from index.vector_search import VectorsUnavailable, VectorTier
+
+if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
+    import numpy as np
+
+    from index.vector_search import VectorTier
 
 LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
 TIERS = ("lexical", "vector", "hybrid")
@@ -95,11 +97,16 @@ def search(
     if mode != "lexical" and vectors is None:
         raise UsageError(f"--tier {mode} needs embeddings", reason="no-embeddings",
                          hint="configure embeddings.base_url and embeddings.model")  # fmt: skip
+    if rerank and (mode == "lexical" or vectors is None):
+        raise UsageError("--rerank mmr needs vectors: configure embeddings, and not "
+                         "--tier lexical", reason="no-embeddings")  # fmt: skip
     rules = rules or []
     if mode == "lexical" or vectors is None:
         line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
         return SearchResponse(query, line, _lexical_only(store, query, top_k, corpus, rules,
                                                           snippets))  # fmt: skip
+    from index.vector_search import VectorsUnavailable
+
     depth = max(top_k, FUSION_DEPTH)
     try:
         query_vector, near = vectors.nearest_chunks(query, depth, corpus)
@@ -183,6 +190,8 @@ def _fused(
 def _diversified(
     vectors: VectorTier, results: list[SearchResult], top_k: int
 ) -> list[SearchResult]:
+    import numpy as np
+
     keys = _embed_keys(vectors.store, [r.chunk_id for r in results])
     matrix = vectors.matrix()
     rows = np.zeros((len(results), matrix.dimension), dtype=np.float32)

@@ -45,3 +45,13 @@ def test_readme_python_examples_run(number, tmp_path, monkeypatch):
     ][number]
     for text in expected:
         assert text in printed, (text, printed)
+
+
+def test_every_public_name_resolves_even_after_its_module_was_imported():
+    import index
+    import index.search  # noqa: F401 - the module shares a name with the function
+    from index import search
+
+    assert callable(search) and search.__module__ == "index.search"
+    for name in index.__all__:
+        assert getattr(index, name) is not None, name

@@ -290,6 +290,11 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
     assert_clean_failure(forced, 1, "vector search unavailable")
     lexical = run_cli("search", "kafka", "--store", indexed, "--tier", "lexical")
     assert lexical.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
+                     "hash-64", "--tier", "lexical")  # fmt: skip
+    assert forced.code == 0 and forced.stdout.startswith("tier: lexical (FTS5) - forced by --tier")
+    no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
+    assert_clean_failure(no_vectors, 2, "--rerank mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")
     assert_clean_failure(no_config, 2, "needs embeddings")
 
