@@ -49,7 +49,7 @@ def test_readme_python_examples_run(number, tmp_path, monkeypatch):
 
 def test_every_public_name_resolves_even_after_its_module_was_imported():
     import index
-    import index.search  # noqa: F401 - the module shares a name with the function
+    import index.search  # the module shares its name with the function
     from index import search
 
     assert callable(search) and search.__module__ == "index.search"
