@@ -376,3 +376,17 @@ def test_chunks_once_skipped_by_a_heuristic_are_looked_at_again(server, store, t
         store.db.execute("SELECT count(*) FROM chunks WHERE embed_skip IS NOT NULL").fetchone()[0]
         == 0
     )
+
+
+def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
+    server, store, tmp_path
+):
+    load_files(store, [jsonl(tmp_path / "a.jsonl", big_document()[:6])], "ops")
+    embed_pending(store, settings(server))
+    EmbeddingServer.delay, EmbeddingServer.requests = 1.0, []
+    with VectorTier(store, settings(server, timeout=0.2)) as vectors:
+        first = search(store, "postgres vacuum", vectors=vectors)
+        second = search(store, "redis eviction", vectors=vectors)
+    assert first.tier.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable: ")
+    assert "did not answer within 0.2 s" in first.tier and first.results
+    assert second.degraded == first.degraded and len(EmbeddingServer.requests) == 1
