@@ -36,7 +36,7 @@ from index.vectors import (
 @dataclass
 class EmbedReport:
     embedded: int = 0  # texts sent and stored
-    reused: int = 0  # chunks whose text already had a vector
+    reused: int = 0  # chunks that needed no text of their own sent: same text, one vector
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> chunks
     rejected: list[tuple[str, str]] = field(default_factory=list)  # (token, reason)
     requests: int = 0
@@ -98,30 +98,36 @@ def embed_pending(
             claim(db, config)
     wanted = Identity.of(config)
     report.dimension = stored_identity(store.db).dimension  # type: ignore[union-attr]
-    todo = _pending(store, config, report)
+    total = store.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PENDING}").fetchone()[0]
+    known = {row[0] for row in store.db.execute("SELECT key FROM vectors")} if total else set()
     client = EmbeddingClient(config)
     try:
-        done = 0
-        for start in range(0, len(todo), config.batch_size):
-            batch = todo[start : start + config.batch_size]
-            vectors = _embed_splitting(client, batch, report)
-            for _, vector in vectors:
-                if vector is None:
-                    continue
-                if report.dimension is None:
-                    report.dimension = len(vector)
-                elif len(vector) != report.dimension:
-                    stored = Identity(wanted.model, report.dimension, wanted.query_prefix,
-                                      wanted.document_prefix)  # fmt: skip
-                    raise identity_mismatch(stored, Identity.of(config, len(vector)),
-                                            reindex_command)  # fmt: skip
-            with store.write() as db:
-                if report.dimension is not None:
-                    set_dimension(db, report.dimension)
-                _store_batch(db, vectors)
-            done += len(batch)
+        after, done = 0, 0
+        while True:  # a page of chunks at a time: memory stays flat on a large first run
+            todo, after, seen = _pending(store, config, report, known, after)
+            if not seen:
+                break
+            for start in range(0, len(todo), config.batch_size):
+                batch = todo[start : start + config.batch_size]
+                vectors = _embed_splitting(client, batch, report)
+                for _, vector in vectors:
+                    if vector is None:
+                        continue
+                    if report.dimension is None:
+                        report.dimension = len(vector)
+                    elif len(vector) != report.dimension:
+                        stored = Identity(wanted.model, report.dimension, wanted.query_prefix,
+                                          wanted.document_prefix)  # fmt: skip
+                        raise identity_mismatch(stored, Identity.of(config, len(vector)),
+                                                reindex_command)  # fmt: skip
+                with store.write() as db:
+                    if report.dimension is not None:
+                        set_dimension(db, report.dimension)
+                    _store_batch(db, vectors)
+                known.update(item.key for item, vector in vectors if vector is not None)
+            done += seen
             if progress:
-                progress(done, len(todo))
+                progress(done, total)
         with store.write() as db:
             report.collected = collect_garbage(db)
     except EmbeddingError as exc:
@@ -133,19 +139,26 @@ def embed_pending(
     return report
 
 
-def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list[_Pending]:
-    """Texts to send, one per distinct key; chunks with a vector already get their key now.
+# Chunks without a vector; those skipped as binary or minified are looked at again (those are
+# our heuristics, and they may improve); redacted and rejected ones stay skipped until --reindex.
+_PENDING = (
+    "c.embed_key IS NULL AND (c.embed_skip IS NULL OR c.embed_skip IN ('binary', 'minified'))"
+)
+PAGE = 4096  # chunks read per page
 
-    Chunks skipped as binary or minified are looked at again (those are our heuristics, and
-    they may improve); redacted and rejected ones stay skipped until `--reindex`.
-    """
+
+def _pending(
+    store: Store, config: EmbeddingConfig, report: EmbedReport, known: set[str], after: int
+) -> tuple[list[_Pending], int, int]:
+    """The next page of pending chunks after id `after`: (texts to send, one per distinct key;
+    the last id read; how many chunks were read). Chunks whose text has a vector already get
+    its key now, and skipped chunks their reason."""
     rows = store.db.execute(
         "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body FROM chunks c "
         "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
-        "WHERE c.embed_key IS NULL AND (c.embed_skip IS NULL OR c.embed_skip IN "
-        "('binary', 'minified')) ORDER BY c.id"
+        f"WHERE {_PENDING} AND c.id > ? ORDER BY c.id LIMIT ?",
+        (after, PAGE),
     ).fetchall()
-    known = {row[0] for row in store.db.execute("SELECT key FROM vectors")} if rows else set()
     by_key: dict[str, _Pending] = {}
     skips: list[tuple[str, int]] = []
     reuses: list[tuple[str, int]] = []
@@ -160,8 +173,9 @@ def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list
         if key in known:
             reuses.append((key, chunk_id))
             report.reused += 1
-        elif key in by_key:
+        elif key in by_key:  # the same text twice in this page: one request serves both
             by_key[key].chunk_ids.append(chunk_id)
+            report.reused += 1
         else:
             by_key[key] = _Pending([chunk_id], f"{source}#{ordinal}", text, key)
     if skips or reuses:
@@ -170,7 +184,7 @@ def _pending(store: Store, config: EmbeddingConfig, report: EmbedReport) -> list
             db.executemany(
                 "UPDATE chunks SET embed_key = ?, embed_skip = NULL WHERE id = ?", reuses
             )
-    return list(by_key.values())
+    return list(by_key.values()), (rows[-1][0] if rows else after), len(rows)
 
 
 def _skip_reason(body: str, redactions: int) -> str | None:

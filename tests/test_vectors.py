@@ -390,3 +390,18 @@ def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
     assert first.tier.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable: ")
     assert "did not answer within 0.2 s" in first.tier and first.results
     assert second.degraded == first.degraded and len(EmbeddingServer.requests) == 1
+
+
+def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp_path, monkeypatch):
+    monkeypatch.setattr("index.embed.PAGE", 7)
+    docs = [record(f"copy{n}.md", 1, f"Shared text {n % 5}.") for n in range(30)]
+    load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "d")
+    seen: list[tuple[int, int]] = []
+    report = embed_pending(store, settings(server, batch_size=3),
+                          progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    assert sorted(sent()) == [f"Shared text {n}." for n in range(5)]
+    assert (report.embedded, report.reused) == (5, 25)
+    assert seen[-1] == (30, 30) and len(seen) == 5  # pages of 7, 7, 7, 7, 2
+    assert (
+        store.db.execute("SELECT count(*) FROM chunks WHERE embed_key IS NULL").fetchone()[0] == 0
+    )
