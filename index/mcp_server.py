@@ -9,6 +9,7 @@ reader, and every hit carries the document's `path`).
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from flatten import __version__
-from flatten.errors import UsageError
+from flatten.errors import FlattenError, UsageError
 from index.agent import MAX_TOP_K, Knowledge
 
 DEFAULT_TOOLS = ("knowledge_search", "knowledge_enumerate")
@@ -127,10 +128,28 @@ def serve(
 ) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
     server = build_server(knowledge, tools)
+    if http_port is not None:
+        check_listen(host, http_port)
     try:
         if http_port is None:
             server.run("stdio")
         else:
             server.run("streamable-http", host=host, port=http_port)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C or SIGTERM: a server asked to stop stops cleanly
     finally:
         knowledge.close()
+
+
+def check_listen(host: str, port: int) -> None:
+    """Fail with a named reason before the web server would print its own error and exit 3."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        raise FlattenError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}", reason="cannot-listen",
+            hint="choose another --http port, or stop what uses it",
+        ) from exc  # fmt: skip

@@ -208,20 +208,27 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_one_round_trip_over_streamable_http(corpus):
+def start_http(store: Path) -> tuple[subprocess.Popen, int]:
+    """`docs-flatten mcp --http` on a free port, once it answers."""
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "flatten", "mcp", "--store", str(corpus / "store"),
-         "--http", str(port)], stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "flatten", "mcp", "--store", str(store), "--http", str(port)],
+        stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return server, port
+        except httpx.TransportError:
+            time.sleep(0.1)
+    server.kill()
+    raise AssertionError("the MCP HTTP server did not start")
+
+
+def test_one_round_trip_over_streamable_http(corpus):
+    server, port = start_http(corpus / "store")
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
         found = session(f"http://127.0.0.1:{port}/mcp",
                         ("knowledge_search", {"query": "install with docker"}))  # fmt: skip
         assert found["answers"][0]["results"][0]["path"] == "docs/guide/install.md"
@@ -233,3 +240,20 @@ def test_one_round_trip_over_streamable_http(corpus):
 def test_unknown_tools_are_a_usage_error(corpus):
     result = run_cli("mcp", "--store", corpus / "store", "--tools", "knowledge_search,rm_rf")
     assert_clean_failure(result, 2, "unknown rm_rf")
+
+
+def test_a_port_in_use_is_a_named_failure(corpus):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("mcp", "--store", corpus / "store", "--http", str(port))
+    assert_clean_failure(result, 1, f"cannot listen on 127.0.0.1:{port}")
+
+
+def test_sigterm_stops_the_http_server_cleanly(corpus):
+    server, _ = start_http(corpus / "store")
+    server.terminate()
+    _, stderr = server.communicate(timeout=10)
+    assert server.returncode == 0, stderr
+    assert "Traceback" not in stderr
