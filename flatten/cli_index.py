@@ -678,7 +678,7 @@ def card_command(
 @app.command("stats")
 @reports_errors
 def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
-    """Corpora, documents, chunks, kinds and size of the index."""
+    """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
     with Store.open(store_dir, readonly=True) as store:
         info = queries.stats(store)
     _tier(as_json)
@@ -690,6 +690,12 @@ def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
         origin = f" from {c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
         typer.echo(f"corpus {c['name']}: {c['documents']} documents, {c['chunks']} chunks{origin}")
     typer.echo("kinds: " + ", ".join(f"{k} {v}" for k, v in info["kinds"].items()))
+    if vectors := info["vectors"]:
+        skipped = ", ".join(f"{n} {why}" for why, n in vectors["chunksSkipped"].items())
+        typer.echo(f"vectors: {vectors['vectors']:,} of model={vectors['model']} "
+                   f"dim={vectors['dimension']}; chunks with a vector "
+                   f"{vectors['chunksWithVector']:,}, pending {vectors['chunksPending']:,}"
+                   + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
 
 
 @app.command("doctor")

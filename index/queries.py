@@ -353,7 +353,29 @@ def stats(store: Store) -> dict[str, Any]:
                 "SELECT coalesce(kind, '?'), count(*) FROM chunks GROUP BY 1 ORDER BY 2 DESC"
             ).fetchall()
         ),
+        "vectors": _vector_stats(db),
     }
+
+
+def _vector_stats(db: Any) -> dict[str, Any] | None:
+    """The vector identity and coverage; None when nothing was ever embedded."""
+    identity = db.execute(
+        "SELECT model, dimension, query_prefix, document_prefix FROM vector_identity"
+    ).fetchone()
+    if identity is None:
+        return None
+    covered, pending = db.execute(
+        "SELECT count(embed_key), count(*) - count(embed_key) - count(embed_skip) FROM chunks"
+    ).fetchone()
+    return {
+        "model": identity[0], "dimension": identity[1], "queryPrefix": identity[2],
+        "documentPrefix": identity[3],
+        "vectors": db.execute("SELECT count(*) FROM vectors").fetchone()[0],
+        "chunksWithVector": covered, "chunksPending": pending,
+        "chunksSkipped": dict(db.execute(
+            "SELECT embed_skip, count(*) FROM chunks WHERE embed_skip IS NOT NULL "
+            "GROUP BY 1 ORDER BY 1").fetchall()),
+    }  # fmt: skip
 
 
 def card(store: Store, *, budget: int = 800) -> str:

@@ -93,7 +93,8 @@ def vector_key(embedded_text: str) -> str:
 
 
 def pack(vector: list[float]) -> bytes:
-    return np.asarray(vector, dtype=DTYPE).tobytes()
+    """float32 bytes of the unit vector: stored normalised, so loading needs no arithmetic."""
+    return unit(np.asarray(vector, dtype=DTYPE)).tobytes()
 
 
 def collect_garbage(db: sqlite3.Connection) -> int:
@@ -106,7 +107,7 @@ def collect_garbage(db: sqlite3.Connection) -> int:
 
 @dataclass
 class Matrix:
-    """Every stored vector, unit-normalised, with its key; row i is keys[i]."""
+    """Every stored vector (unit length, as `pack` stores them) with its key; row i is keys[i]."""
 
     keys: list[str]
     vectors: np.ndarray  # (n, dimension) float32
@@ -119,7 +120,7 @@ class Matrix:
         if not rows:
             return cls([], np.zeros((0, 0), DTYPE), {})
         vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=DTYPE).reshape(len(rows), -1)
-        return cls(keys, unit(vectors), {key: i for i, key in enumerate(keys)})
+        return cls(keys, vectors, {key: i for i, key in enumerate(keys)})
 
     @property
     def dimension(self) -> int:

@@ -15,6 +15,7 @@ from index.embed import embed_pending
 from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
 from index.fusion import mmr, rrf
 from index.loader import load_files
+from index.queries import stats
 from index.search import search
 from index.store import Store
 from index.vector_search import VectorTier
@@ -158,6 +159,10 @@ def test_secrets_binary_and_minified_text_never_reach_the_embedder(server, store
     report = embed_pending(store, settings(server))
     assert sent() == ["Plain prose about retries."]
     assert report.skipped == {"binary": 1, "minified": 1, "redacted": 1}
+    vectors = stats(store)["vectors"]
+    assert (vectors["model"], vectors["dimension"], vectors["vectors"]) == ("hash-64", 64, 1)
+    assert vectors["chunksSkipped"] == {"binary": 1, "minified": 1, "redacted": 1}
+    assert (vectors["chunksWithVector"], vectors["chunksPending"]) == (1, 0)
 
 
 def test_flattened_secrets_are_redacted_and_not_embedded(server, tmp_path):
@@ -405,3 +410,17 @@ def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp
     assert (
         store.db.execute("SELECT count(*) FROM chunks WHERE embed_key IS NULL").fetchone()[0] == 0
     )
+
+
+def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tmp_path):
+    from tests.embedserver import embed
+
+    EmbeddingServer.embedder = lambda texts, dim: [[7.0 * x for x in embed(t, dim)] for t in texts]
+    load_files(store, [jsonl(tmp_path / "a.jsonl", big_document()[:8])], "ops")
+    embed_pending(store, settings(server))
+    with VectorTier(store, settings(server)) as vectors:
+        hits = search(store, "helm rollback", top_k=8, vectors=vectors, tier="vector").results
+    for hit in hits:
+        text = store.db.execute("SELECT body FROM chunks_fts WHERE rowid = ?", (hit.chunk_id,))
+        expected = float(np.dot(embed(text.fetchone()[0], 64), embed("helm rollback", 64)))
+        assert hit.similarity == pytest.approx(expected, abs=1e-5)
