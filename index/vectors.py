@@ -114,12 +114,27 @@ class Matrix:
     row_of: dict[str, int]
 
     @classmethod
-    def load(cls, db: sqlite3.Connection) -> Matrix:
-        rows = db.execute("SELECT key, embedding FROM vectors ORDER BY id").fetchall()
-        keys = [r[0] for r in rows]
-        if not rows:
-            return cls([], np.zeros((0, 0), DTYPE), {})
-        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=DTYPE).reshape(len(rows), -1)
+    def load(cls, db: sqlite3.Connection, batch: int = 4096) -> Matrix:
+        """Read in batches into one preallocated array: memory is the matrix and its keys, not
+        every BLOB as a Python object as well. One read transaction: one consistent snapshot."""
+        in_transaction = db.in_transaction
+        if not in_transaction:
+            db.execute("BEGIN")
+        try:
+            count = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            if not count:
+                return cls([], np.zeros((0, 0), DTYPE), {})
+            width = db.execute("SELECT length(embedding) FROM vectors LIMIT 1").fetchone()[0]
+            vectors = np.empty((count, width // DTYPE.itemsize), DTYPE)
+            keys: list[str] = []
+            cursor = db.execute("SELECT key, embedding FROM vectors ORDER BY id")
+            while rows := cursor.fetchmany(batch):
+                block = np.frombuffer(b"".join(r[1] for r in rows), dtype=DTYPE)
+                vectors[len(keys) : len(keys) + len(rows)] = block.reshape(len(rows), -1)
+                keys.extend(r[0] for r in rows)
+        finally:
+            if not in_transaction:
+                db.execute("COMMIT")
         return cls(keys, vectors, {key: i for i, key in enumerate(keys)})
 
     @property
