@@ -110,7 +110,13 @@ def _load(
         if not as_json and not quiet:
             typer.echo(report.summary())
         if embedding is not None:
-            summary["vectors"] = _embed(store, embedding, reindex, as_json, quiet)
+            try:
+                summary["vectors"] = _embed(store, embedding, reindex, as_json, quiet)
+            except EmbeddingError as exc:
+                if as_json:  # the load happened: say so on stdout, the failure on stderr
+                    done = exc.report.to_dict() if exc.report is not None else {}
+                    _echo_json({**summary, "vectors": {**done, "error": exc.reason}})
+                raise
     if as_json:
         _echo_json(summary)
     return report

@@ -104,8 +104,10 @@ def test_a_failure_keeps_what_was_embedded_and_the_next_run_resumes(server, stor
 def test_server_down_or_slow_at_index_time_fails_the_command_and_keeps_the_index(server, tmp_path):
     docs = jsonl(tmp_path / "a.jsonl", big_document())
     store = tmp_path / "store"
-    down = run_cli("index", docs, "--store", store, "--base-url", DOWN, "--model", "m")
+    down = run_cli("index", docs, "--store", store, "--base-url", DOWN, "--model", "m", "--json")
     assert_clean_failure(down, 1, "unreachable", "127.0.0.1:9")
+    said = json.loads(down.stdout)  # the load happened, and the JSON says what failed
+    assert said["added"] == 1 and said["vectors"]["error"] == "unreachable"
     found = run_cli("search", "kafka", "--store", store, "--tier", "lexical", "--json")
     assert found.code == 0 and json.loads(found.stdout)  # the lexical load is kept
 
