@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
 from flatten.pipeline import (
     DEFAULT_MAX_FILE_SIZE,
@@ -253,13 +252,13 @@ ApiKeyEnv = Annotated[
 
 
 def embedding_config(
-    config: Path | None, base_url: str | None, model: str | None, api_key_env: str | None
+    settings: dict[str, Any], base_url: str | None, model: str | None, api_key_env: str | None
 ) -> EmbeddingConfig | None:
-    """The embeddings settings: the config file's section with the flags over it; None if off."""
-    settings = dict(load_config(config).get("embeddings") or {})
+    """The embeddings settings: the loaded config's section with the flags over it; None if off."""
+    section = dict(settings.get("embeddings") or {})
     overrides = {"base_url": base_url, "model": model, "api_key_env": api_key_env}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    return EmbeddingConfig.from_config(settings or None)
+    section.update({k: v for k, v in overrides.items() if v is not None})
+    return EmbeddingConfig.from_config(section or None)
 
 
 def flatten_options(

@@ -69,9 +69,8 @@ from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
 from index.loader import LoadReport, load_files, spool_records, spool_stdin
-from index.search import LEXICAL_TIER, TIERS, SearchResponse, search
-from index.store import DB_NAME, Store
-from index.store import store_dir as store_dir_path
+from index.search import LEXICAL_TIER, TIERS, SearchResponse, search, search_mode
+from index.store import Store
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
     from index.vector_search import VectorTier
@@ -83,8 +82,8 @@ def _echo_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _rules(config: Path | None) -> list[CitationRule]:
-    return parse_rules(load_config(config).get("citations"))
+def _rules(settings: dict[str, Any]) -> list[CitationRule]:
+    return parse_rules(settings.get("citations"))
 
 
 def _tier(as_json: bool, tier: str = LEXICAL_TIER) -> None:
@@ -132,12 +131,12 @@ def _refuse_other_identity(
     store_dir: str | None, embedding: EmbeddingConfig | None, reindex: bool
 ) -> None:
     """Before flattening, crawling or loading: vectors of another identity are refused."""
-    if embedding is None or reindex or not (store_dir_path(store_dir) / DB_NAME).exists():
+    if embedding is None or reindex:
         return
     try:
         store = Store.open(store_dir, readonly=True)
     except StoreError:
-        return  # an older store: it has no vectors yet
+        return  # no store yet, or one older than vectors: nothing to compare with
     from index.vectors import check_identity
 
     with store:
@@ -223,7 +222,9 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
-    embedding = None if no_embed else embedding_config(config, base_url, model, api_key_env)
+    embedding = None
+    if not no_embed:
+        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
     _refuse_other_identity(store_dir, embedding, reindex)
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
     temporary: list[Path] = []
@@ -303,7 +304,9 @@ def ingest(
     quiet: Quiet = False,
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
-    embedding = None if no_embed else embedding_config(config, base_url, model, api_key_env)
+    embedding = None
+    if not no_embed:
+        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
     _refuse_other_identity(store_dir, embedding, reindex)
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
@@ -366,18 +369,11 @@ RrfK = Annotated[int, typer.Option("--rrf-k", min=1, help="Reciprocal rank fusio
 
 
 def _vector_tier(
-    store: Store, config: Path | None, base_url: str | None, model: str | None,
-    api_key_env: str | None, tier: str | None,
-) -> VectorTier | None:  # fmt: skip
-    """The vector stage when embeddings are configured and the tier may use it."""
-    if tier is not None and tier not in TIERS:
-        raise UsageError(f"--tier: one of {', '.join(TIERS)}", reason="bad-tier")
-    embedding = embedding_config(config, base_url, model, api_key_env)
+    store: Store, embedding: EmbeddingConfig | None, tier: str | None, rerank: str | None = None
+) -> VectorTier | None:
+    """The vector stage when embeddings are configured; the options checked before any query."""
+    search_mode(tier, rerank, embedding is not None)
     if embedding is None:
-        if tier in ("vector", "hybrid"):
-            raise UsageError(f"--tier {tier} needs embeddings", reason="no-embeddings",
-                             hint="set embeddings.base_url and embeddings.model in "
-                             "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
         return None
     from index.vector_search import VectorTier
 
@@ -424,11 +420,11 @@ def search_command(
     """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
         raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
-    if rerank not in (None, "mmr"):
-        raise UsageError("--rerank: mmr is the one re-ranker", reason="bad-rerank")
-    rules = _rules(config)
+    settings = load_config(config)
+    rules = _rules(settings)
+    embedding = embedding_config(settings, base_url, model, api_key_env)
     with Store.open(store_dir, readonly=True) as store:
-        vectors = _vector_tier(store, config, base_url, model, api_key_env, tier)
+        vectors = _vector_tier(store, embedding, tier, rerank)
         options = {"top_k": top_k, "corpus": corpus, "rules": rules, "vectors": vectors,
                    "tier": tier, "rrf_k": rrf_k, "rerank": rerank}  # fmt: skip
         try:
@@ -493,7 +489,8 @@ def eval_command(
     judgments = read_qrels(qrels)
     tiers: list[str] = []
     with Store.open(store_dir, readonly=True) as store:
-        vectors = _vector_tier(store, config, base_url, model, api_key_env, tier)
+        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        vectors = _vector_tier(store, embedding, tier)
         if vectors is not None:
             vectors.prepare([q.text for q in questions if q.id in judgments])
 
@@ -580,7 +577,7 @@ def sources_command(
     corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
 ) -> None:
     """Indexed documents with chunk counts, last indexed, and their mapped citation."""
-    rules = _rules(config)
+    rules = _rules(load_config(config))
     with Store.open(store_dir, readonly=True) as store:
         found, unmapped = queries.sources(store, corpus=corpus, rules=rules)
     _tier(as_json)
@@ -603,7 +600,7 @@ def show_command(
     as_json: Json = False,
 ) -> None:
     """One chunk by its token."""
-    rules = _rules(config)
+    rules = _rules(load_config(config))
     with Store.open(store_dir, readonly=True) as store:
         chunk = queries.show(store, token, corpus=corpus, rules=rules)
     _tier(as_json)
@@ -714,7 +711,7 @@ def doctor_command(
     as_json: Json = False,
 ) -> None:
     """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
-    embedding = embedding_config(config, base_url, model, api_key_env)
+    embedding = embedding_config(load_config(config), base_url, model, api_key_env)
     if embedding is None:
         raise UsageError("no embeddings configured", reason="no-embeddings",
                          hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "

@@ -43,16 +43,13 @@ def mcp_command(
 ) -> None:  # fmt: skip
     """Serve the index read-only over MCP (stdio by default) for agents and IDEs."""
     from index.agent import Knowledge  # the MCP SDK loads only for this command
-    from index.mcp_server import check_listen, serve, tool_names
+    from index.mcp_server import serve, tool_names
 
     names = tool_names(tools)
     settings = load_config(config)
     knowledge = Knowledge(
         store_dir,
         rules=parse_rules(settings.get("citations")),
-        embeddings=embedding_config(config, base_url, model, api_key_env),
+        embeddings=embedding_config(settings, base_url, model, api_key_env),
     )
-    if http is not None:
-        check_listen(host, http)
-        typer.echo(f"docs-flatten mcp: http://{host}:{http}/mcp ({', '.join(names)})", err=True)
     serve(knowledge, names, http_port=http, host=host)

@@ -20,8 +20,8 @@ from index import queries
 from index.citations import CitationRule
 from index.embeddings import EmbeddingConfig
 from index.errors import StoreError
-from index.search import search
-from index.store import Store, build_hint
+from index.search import chunk_texts, search
+from index.store import Store
 from index.text import safe_display
 from index.vector_search import VectorTier
 
@@ -78,7 +78,7 @@ class Knowledge:
                 return store
             response = search(store, query, top_k=top_k, corpus=corpus or None, rules=self.rules,
                               snippets=False, vectors=self._vectors)  # fmt: skip
-            texts = _bodies(store, [r.chunk_id for r in response.results])
+            texts = chunk_texts(store, [r.chunk_id for r in response.results])
         answer: dict[str, Any] = {"status": "ok", "notice": NOTICE, "tier": response.tier,
                                   "query": query, "results": []}  # fmt: skip
         if not response.results:
@@ -196,12 +196,8 @@ class Knowledge:
 
 
 def _status(status: str, message: str, *, hint: str | None = None) -> dict[str, Any]:
-    answer = {"status": status, "message": message}
-    if status == "index_not_built":
-        answer["hint"] = build_hint()
-    elif hint:
-        answer["hint"] = hint
-    return answer
+    """A soft answer instead of an error (`index_not_built` carries the build command)."""
+    return {"status": status, "message": message, **({"hint": hint} if hint else {})}
 
 
 def _size(value: Any) -> int:
@@ -218,13 +214,3 @@ def _cut(text: str, max_bytes: int) -> str:
         else:
             high = middle - 1
     return text[:low]
-
-
-def _bodies(store: Store, chunk_ids: list[int]) -> dict[int, str]:
-    if not chunk_ids:
-        return {}
-    rows = store.db.execute(
-        "SELECT rowid, body FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(chunk_ids),),
-    )
-    return dict(rows.fetchall())

@@ -96,7 +96,6 @@ def embed_pending(
         else:
             check_identity(db, config, reindex_command)
             claim(db, config)
-    wanted = Identity.of(config)
     report.dimension = stored_identity(store.db).dimension  # type: ignore[union-attr]
     total = store.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PENDING}").fetchone()[0]
     known = {row[0] for row in store.db.execute("SELECT key FROM vectors")} if total else set()
@@ -109,22 +108,7 @@ def embed_pending(
                 break
             for start in range(0, len(todo), config.batch_size):
                 batch = todo[start : start + config.batch_size]
-                vectors = _embed_splitting(client, batch, report)
-                for _, vector in vectors:
-                    if vector is None:
-                        continue
-                    if report.dimension is None:
-                        report.dimension = len(vector)
-                    elif len(vector) != report.dimension:
-                        stored = Identity(wanted.model, report.dimension, wanted.query_prefix,
-                                          wanted.document_prefix)  # fmt: skip
-                        raise identity_mismatch(stored, Identity.of(config, len(vector)),
-                                                reindex_command)  # fmt: skip
-                with store.write() as db:
-                    if report.dimension is not None:
-                        set_dimension(db, report.dimension)
-                    _store_batch(db, vectors)
-                known.update(item.key for item, vector in vectors if vector is not None)
+                _embed_batch(store, client, batch, report, known, reindex_command)
             done += seen
             if progress:
                 progress(done, total)
@@ -137,6 +121,30 @@ def embed_pending(
         client.close()
         report.seconds = time.perf_counter() - started
     return report
+
+
+def _embed_batch(
+    store: Store,
+    client: EmbeddingClient,
+    batch: list[_Pending],
+    report: EmbedReport,
+    known: set[str],
+    reindex_command: str,
+) -> None:
+    """Embed one batch and commit it on its own (a later failure keeps it)."""
+    vectors = _embed_splitting(client, batch, report)
+    for dimension in {len(vector) for _, vector in vectors if vector is not None}:
+        if report.dimension is None:
+            report.dimension = dimension
+        elif dimension != report.dimension:  # the server changed under the same settings
+            config = client.config
+            raise identity_mismatch(Identity.of(config, report.dimension),
+                                    Identity.of(config, dimension), reindex_command)  # fmt: skip
+    with store.write() as db:
+        if report.dimension is not None:
+            set_dimension(db, report.dimension)
+        _store_batch(db, vectors)
+    known.update(item.key for item, vector in vectors if vector is not None)
 
 
 # Chunks without a vector; those skipped as binary or minified are looked at again (those are
@@ -223,9 +231,12 @@ def _embed_splitting(
 
 
 def _rejected(exc: EmbeddingError) -> bool:
-    """A 4xx other than 429 is about the input, not the server: worth splitting the batch."""
-    code = exc.reason.removeprefix("http-")
-    return code.isdigit() and 400 <= int(code) < 500 and code not in ("401", "403", "404", "429")
+    """A 4xx other than auth, not-found or 429 is about the input: worth splitting the batch."""
+    return (
+        exc.status is not None
+        and 400 <= exc.status < 500
+        and exc.status not in (401, 403, 404, 429)
+    )
 
 
 def _store_batch(db: Any, vectors: list[tuple[_Pending, list[float] | None]]) -> None:

@@ -12,13 +12,14 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
+
+if TYPE_CHECKING:  # httpx loads with the first client: the CLI starts without it, as for crawls
+    import httpx
 
 # Models known to want task prefixes, and the ones their authors recommend.
 KNOWN_PREFIXES = {
@@ -32,6 +33,7 @@ class EmbeddingError(FlattenError):
     """The embeddings server could not be used: unreachable, too slow, or a bad answer."""
 
     report: Any = None  # what an index-time run had done before it failed
+    status: int | None = None  # the HTTP status, when the server answered with an error
 
 
 class IdentityMismatch(EmbeddingError):
@@ -106,6 +108,8 @@ class EmbeddingClient:
                     reason="api-key-missing",
                 )
             headers["Authorization"] = f"Bearer {key}"
+        import httpx
+
         self._client = httpx.Client(
             base_url=self.config.base_url.rstrip("/"), headers=headers,
             timeout=self.config.timeout,
@@ -130,6 +134,8 @@ class EmbeddingClient:
 
     def embed_batch(self, texts: list[str]) -> list[list[float]]:
         """One request for `texts` (retried on 429/5xx); `EmbeddingError` when it fails."""
+        import httpx
+
         started = time.perf_counter()
         attempt = 0
         while True:
@@ -156,10 +162,12 @@ class EmbeddingClient:
                     time.sleep(pause)
                     continue
             if status >= 400:
-                raise EmbeddingError(
+                error = EmbeddingError(
                     f"embeddings server answered {status} for a batch of {len(texts)}: "
                     f"{response.text[:200]}", reason=f"http-{status}",
                 )  # fmt: skip
+                error.status = status
+                raise error
             vectors = _vectors(response, len(texts))
             self.timings.append(BatchTiming(len(texts), time.perf_counter() - started, attempt))
             return vectors

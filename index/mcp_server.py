@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -126,10 +127,15 @@ def _json(answer: dict[str, Any]) -> str:
 def serve(
     knowledge: Knowledge, tools: list[str], *, http_port: int | None = None, host: str = "127.0.0.1"
 ) -> None:
-    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP).
+
+    Over HTTP the port is checked first and the address announced on stderr (stdout is the
+    stdio transport's, so nothing is printed there)."""
     server = build_server(knowledge, tools)
     if http_port is not None:
-        check_listen(host, http_port)
+        _check_listen(host, http_port)
+        print(f"docs-flatten mcp: http://{host}:{http_port}/mcp ({', '.join(tools)})",
+              file=sys.stderr, flush=True)  # fmt: skip
     try:
         if http_port is None:
             server.run("stdio")
@@ -141,7 +147,7 @@ def serve(
         knowledge.close()
 
 
-def check_listen(host: str, port: int) -> None:
+def _check_listen(host: str, port: int) -> None:
     """Fail with a named reason before the web server would print its own error and exit 3."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

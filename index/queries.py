@@ -359,17 +359,17 @@ def stats(store: Store) -> dict[str, Any]:
 
 def _vector_stats(db: Any) -> dict[str, Any] | None:
     """The vector identity and coverage; None when nothing was ever embedded."""
-    identity = db.execute(
-        "SELECT model, dimension, query_prefix, document_prefix FROM vector_identity"
-    ).fetchone()
+    from index.vectors import stored_identity  # here, not at the top: it brings numpy
+
+    identity = stored_identity(db)
     if identity is None:
         return None
     covered, pending = db.execute(
         "SELECT count(embed_key), count(*) - count(embed_key) - count(embed_skip) FROM chunks"
     ).fetchone()
     return {
-        "model": identity[0], "dimension": identity[1], "queryPrefix": identity[2],
-        "documentPrefix": identity[3],
+        "model": identity.model, "dimension": identity.dimension,
+        "queryPrefix": identity.query_prefix, "documentPrefix": identity.document_prefix,
         "vectors": db.execute("SELECT count(*) FROM vectors").fetchone()[0],
         "chunksWithVector": covered, "chunksPending": pending,
         "chunksSkipped": dict(db.execute(

@@ -45,7 +45,8 @@ class SearchResult(Located):
     lexical_rank: int | None = None  # ranks in each stage and the fused score, for --explain
     vector_rank: int | None = None
     fused: float | None = None
-    chunk_id: int = 0  # the store's row id: internal, never shown
+    chunk_id: int = 0  # the store's row id and its vector's key: internal, never shown
+    embed_key: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -72,6 +73,25 @@ class SearchResponse:
     degraded: str | None = None  # why the vector stage did not run, when it should have
 
 
+def search_mode(tier: str | None, rerank: str | None, has_vectors: bool) -> str:
+    """The tier a search runs at, or `UsageError` for settings that cannot work together."""
+    mode = tier or ("hybrid" if has_vectors else "lexical")
+    if mode not in TIERS:
+        raise UsageError(f"unknown tier {mode!r} (one of {', '.join(TIERS)})", reason="bad-tier")
+    if rerank not in (None, "mmr"):
+        raise UsageError(f"unknown re-ranker {rerank!r} (mmr)", reason="bad-rerank")
+    hint = (
+        "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass "
+        "--base-url and --model"
+    )
+    if mode != "lexical" and not has_vectors:
+        raise UsageError(f"--tier {mode} needs embeddings", reason="no-embeddings", hint=hint)
+    if rerank and mode == "lexical":
+        raise UsageError("--rerank mmr needs vectors: configure embeddings, and not "
+                         "--tier lexical", reason="no-embeddings", hint=hint)  # fmt: skip
+    return mode
+
+
 def search(
     store: Store,
     query: str,
@@ -89,17 +109,7 @@ def search(
 
     `tier` forces one of `TIERS`; `rerank="mmr"` spreads near-duplicates out of the top results.
     """
-    mode = tier or ("hybrid" if vectors else "lexical")
-    if mode not in TIERS:
-        raise UsageError(f"unknown tier {mode!r} (one of {', '.join(TIERS)})", reason="bad-tier")
-    if rerank not in (None, "mmr"):
-        raise UsageError(f"unknown re-ranker {rerank!r} (mmr)", reason="bad-rerank")
-    if mode != "lexical" and vectors is None:
-        raise UsageError(f"--tier {mode} needs embeddings", reason="no-embeddings",
-                         hint="configure embeddings.base_url and embeddings.model")  # fmt: skip
-    if rerank and (mode == "lexical" or vectors is None):
-        raise UsageError("--rerank mmr needs vectors: configure embeddings, and not "
-                         "--tier lexical", reason="no-embeddings")  # fmt: skip
+    mode = search_mode(tier, rerank, vectors is not None)
     rules = rules or []
     if mode == "lexical" or vectors is None:
         line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
@@ -164,21 +174,22 @@ def _fused(
     else:
         fused = rrf([lexical_ids, vector_ids], rrf_k)
     snippet_of = {h.chunk_id: h.snippet for h in lexical_hits}
-    if snippets:
-        snippet_of.update(_openings(store, [c for c, _ in fused if c not in snippet_of]))
+    if snippets:  # a hit that matched no word: the start of its text
+        openings = chunk_texts(store, [c for c, _ in fused if c not in snippet_of], SNIPPET_CHARS)
+        snippet_of.update((c, text + " …") for c, text in openings.items())
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
     similarity = dict(near)
-    keys = _embed_keys(store, [chunk_id for chunk_id, _ in fused if chunk_id not in similarity])
     matrix = vectors.matrix()
-    for chunk_id, key in keys.items():
-        similarity[chunk_id] = matrix.similarity(query_vector, key)
     results = describe(store, [(c, score, snippet_of.get(c, "")) for c, score in fused], rules)
     fused_score = dict(fused)
     for result in results:
         chunk_id = result.chunk_id
-        result.similarity = similarity.get(chunk_id)
+        if chunk_id in similarity:
+            result.similarity = similarity[chunk_id]
+        else:  # found by its words only: its cosine all the same, if it has a vector
+            result.similarity = matrix.similarity(query_vector, result.embed_key)
         result.keyword_match = chunk_id in keyword
         result.lexical_rank = lexical_rank.get(chunk_id)
         result.vector_rank = vector_rank.get(chunk_id)
@@ -192,34 +203,23 @@ def _diversified(
 ) -> list[SearchResult]:
     import numpy as np
 
-    keys = _embed_keys(vectors.store, [r.chunk_id for r in results])
     matrix = vectors.matrix()
     rows = np.zeros((len(results), matrix.dimension), dtype=np.float32)
     for i, result in enumerate(results):
-        row = matrix.row_of.get(keys.get(result.chunk_id) or "")
+        row = matrix.row_of.get(result.embed_key or "")
         if row is not None:
             rows[i] = matrix.vectors[row]
     order = mmr([r.score for r in results], rows, top_k)
     return [results[i] for i in order]
 
 
-def _openings(store: Store, chunk_ids: list[int]) -> dict[int, str]:
-    """The start of each chunk's text: the snippet of a hit that matched no word."""
+def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) -> dict[int, str]:
+    """The text of each chunk (its first `chars` characters when given), by chunk id."""
     if not chunk_ids:
         return {}
+    body = "body" if chars is None else f"substr(body, 1, {int(chars)})"
     rows = store.db.execute(
-        f"SELECT rowid, substr(body, 1, {SNIPPET_CHARS}) FROM chunks_fts "
-        "WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(chunk_ids),),
-    )
-    return {chunk_id: text + " …" for chunk_id, text in rows}
-
-
-def _embed_keys(store: Store, chunk_ids: list[int]) -> dict[int, str | None]:
-    if not chunk_ids:
-        return {}
-    rows = store.db.execute(
-        "SELECT id, embed_key FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        f"SELECT rowid, {body} FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))",
         (json.dumps(chunk_ids),),
     )
     return dict(rows.fetchall())
@@ -235,7 +235,7 @@ def describe(
         row[0]: row
         for row in store.db.execute(
             "SELECT c.id, d.source, c.ordinal, c.title, c.section, c.anchor, c.start_line, "
-            "c.end_line, k.name, k.weight, c.symbol, c.kind FROM chunks c "
+            "c.end_line, k.name, k.weight, c.symbol, c.kind, c.embed_key FROM chunks c "
             "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
             "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps([h[0] for h in hits]),),
@@ -246,7 +246,21 @@ def describe(
         row = rows.get(chunk_id)
         if row is None:
             continue
-        _, source, ordinal, title, section, anchor, start, end, corpus, weight, symbol, kind = row
+        (
+            _,
+            source,
+            ordinal,
+            title,
+            section,
+            anchor,
+            start,
+            end,
+            corpus,
+            weight,
+            symbol,
+            kind,
+            key,
+        ) = row
         fields = located_fields(rules, source, corpus, ordinal, title, section, anchor, start, end)
         results.append(
             SearchResult(
@@ -256,6 +270,7 @@ def describe(
                 symbol=symbol,
                 kind=kind,
                 chunk_id=chunk_id,
+                embed_key=key,
             )
         )
     return results

@@ -47,10 +47,9 @@ class VectorTier:
         self.close()
 
     def describe(self) -> str:
-        """`model=<name> dim=<n>` as the tier line shows it."""
-        identity = stored_identity(self.store.db)
-        dimension = identity.dimension if identity else None
-        return f"model={self.config.model} dim={dimension if dimension else '?'}"
+        """`model=<name> dim=<n>` as the tier line shows it (after a query used the vectors)."""
+        dimension = self._matrix.dimension if self._matrix is not None else "?"
+        return f"model={self.config.model} dim={dimension}"
 
     def matrix(self) -> Matrix:
         """The store's vectors; `VectorsUnavailable` when there are none of this identity."""

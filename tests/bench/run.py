@@ -174,6 +174,20 @@ def slicing_rates(files: int = 150, size: int = 13_000) -> list[SliceRate]:
     return rates
 
 
+def print_table(columns: list[tuple[str, int]], rows: list[tuple[object, ...]]) -> None:
+    """A header, a rule, and the rows: the first column left-aligned, the rest right-aligned."""
+
+    def line(cells: tuple[object, ...]) -> str:
+        (first, width), *rest = zip(cells, [w for _, w in columns], strict=True)
+        return " ".join([f"{first!s:<{width}}", *(f"{c!s:>{w}}" for c, w in rest)])
+
+    header = line(tuple(title for title, _ in columns))
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(line(row))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
@@ -192,56 +206,40 @@ def main() -> None:
         measure(f"{name} --kind {kind}", tree, kind, work / f"{tree.name}-{kind}.jsonl")
         for name, tree, kind in runs
     ]
-    header = f"{'flatten':<30} {'files':>6} {'MB':>6} {'s':>6} {'files/s':>8} {'MB/s':>6} {'RSS MB':>7} {'slices':>7}"  # noqa: E501
-    print(header)
-    print("-" * len(header))
-    for m in results:
-        print(
-            f"{m.name:<30} {m.files:>6} {m.megabytes:>6} {m.seconds:>6} {m.files_per_s:>8} "
-            f"{m.mb_per_s:>6} {m.peak_rss_mb:>7} {m.slices:>7}"
-        )
+    print_table(
+        [("flatten", 30), ("files", 6), ("MB", 6), ("s", 6), ("files/s", 8), ("MB/s", 6),
+         ("RSS MB", 7), ("slices", 7)],
+        [(m.name, m.files, m.megabytes, m.seconds, m.files_per_s, m.mb_per_s, m.peak_rss_mb,
+          m.slices) for m in results],
+    )  # fmt: skip
 
     rates = slicing_rates()
     print()
-    header = f"{'slicing (1 core)':<30} {'files':>6} {'MB':>6} {'s':>6} {'MB/s':>8} {'slices':>7}"
-    print(header)
-    print("-" * len(header))
-    for r in rates:
-        print(
-            f"{r.format:<30} {r.files:>6} {r.megabytes:>6} {r.seconds:>6} "
-            f"{r.mb_per_s_per_core:>8} {r.slices:>7}"
-        )
+    print_table(
+        [("slicing (1 core)", 30), ("files", 6), ("MB", 6), ("s", 6), ("MB/s", 8), ("slices", 7)],
+        [(r.format, r.files, r.megabytes, r.seconds, r.mb_per_s_per_core, r.slices)
+         for r in rates],
+    )  # fmt: skip
 
     index_runs = [index_bench.measure_index(work, n) for n in (10_000, 100_000)]
     print()
-    header = (
-        f"{'index':<12} {'slices':>8} {'load s':>7} {'slices/s':>9} {'reload s':>9} "
-        f"{'reload %':>9} {'p50 ms':>7} {'p95 ms':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for m in index_runs:
-        share = f"{m.reload_share * 100:.1f}%"
-        print(
-            f"{'lexical':<12} {m.slices:>8} {m.load_seconds:>7} {m.slices_per_s:>9} "
-            f"{m.reload_seconds:>9} {share:>9} {m.p50_ms:>7} {m.p95_ms:>7}"
-        )
+    print_table(
+        [("index", 12), ("slices", 8), ("load s", 7), ("slices/s", 9), ("reload s", 9),
+         ("reload %", 9), ("p50 ms", 7), ("p95 ms", 7)],
+        [("lexical", m.slices, m.load_seconds, m.slices_per_s, m.reload_seconds,
+          f"{m.reload_share * 100:.1f}%", m.p50_ms, m.p95_ms) for m in index_runs],
+    )  # fmt: skip
     hybrid_runs = [
         vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n))
         for n in (10_000, 100_000)
     ]
     print()
-    header = (
-        f"{'hybrid 384d':<12} {'slices':>8} {'embed s':>8} {'server s':>9} "
-        f"{'ours ms/1k':>11} {'matrix ms':>10} {'p50 ms':>7} {'p95 ms':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for v in hybrid_runs:
-        print(
-            f"{'instant srv':<12} {v.slices:>8} {v.embed_seconds:>8} {v.server_seconds:>9} "
-            f"{v.overhead_ms_per_1000:>11} {v.matrix_load_ms:>10} {v.p50_ms:>7} {v.p95_ms:>7}"
-        )
+    print_table(
+        [("hybrid 384d", 12), ("slices", 8), ("embed s", 8), ("server s", 9),
+         ("ours ms/1k", 11), ("matrix ms", 10), ("p50 ms", 7), ("p95 ms", 7)],
+        [("instant srv", v.slices, v.embed_seconds, v.server_seconds, v.overhead_ms_per_1000,
+          v.matrix_load_ms, v.p50_ms, v.p95_ms) for v in hybrid_runs],
+    )  # fmt: skip
     served = mcp_bench.measure_mcp(work, 100_000, index_bench.bench_queries(100_000))
     print(
         f"\nMCP knowledge_search over stdio, {served.slices:,} slices (lexical): "
