@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -75,6 +76,8 @@ from index.store import Store
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
     from index.vector_search import VectorTier
 
+T = TypeVar("T")
+
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
 
 
@@ -88,6 +91,14 @@ def _rules(settings: dict[str, Any]) -> list[CitationRule]:
 
 def _tier(as_json: bool, tier: str = LEXICAL_TIER) -> None:
     typer.echo(tier, err=as_json)
+
+
+def _read(store_dir: str | None, as_json: bool, query: Callable[[Store], T]) -> T:
+    """A read-only query against the store, then the tier line (on stderr under --json)."""
+    with Store.open(store_dir, readonly=True) as store:
+        answer = query(store)
+    _tier(as_json)
+    return answer
 
 
 def _load(
@@ -535,9 +546,7 @@ def match_command(
     as_json: Json = False,
 ) -> None:
     """The complete list of documents containing the words (empty means: not there)."""
-    with Store.open(store_dir, readonly=True) as store:
-        found = queries.match(store, words, corpus=corpus, exact=exact)
-    _tier(as_json)
+    found = _read(store_dir, as_json, lambda s: queries.match(s, words, corpus=corpus, exact=exact))
     if as_json:
         _echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
         return
@@ -558,9 +567,7 @@ def words_command(
     as_json: Json = False,
 ) -> None:
     """Vocabulary: each word, its stem, documents with the exact word and with any form."""
-    with Store.open(store_dir, readonly=True) as store:
-        found = queries.words(store, pattern, limit=limit)
-    _tier(as_json)
+    found = _read(store_dir, as_json, lambda s: queries.words(s, pattern, limit=limit))
     if as_json:
         _echo_json([w.to_dict() for w in found])
         return
@@ -578,9 +585,9 @@ def sources_command(
 ) -> None:
     """Indexed documents with chunk counts, last indexed, and their mapped citation."""
     rules = _rules(load_config(config))
-    with Store.open(store_dir, readonly=True) as store:
-        found, unmapped = queries.sources(store, corpus=corpus, rules=rules)
-    _tier(as_json)
+    found, unmapped = _read(
+        store_dir, as_json, lambda s: queries.sources(s, corpus=corpus, rules=rules)
+    )
     if as_json:
         _echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
         return
@@ -601,9 +608,7 @@ def show_command(
 ) -> None:
     """One chunk by its token."""
     rules = _rules(load_config(config))
-    with Store.open(store_dir, readonly=True) as store:
-        chunk = queries.show(store, token, corpus=corpus, rules=rules)
-    _tier(as_json)
+    chunk = _read(store_dir, as_json, lambda s: queries.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
         fail(f"no chunk {token} in the index", hint="search prints tokens as <source>#<ordinal>")
     if as_json:
@@ -627,9 +632,7 @@ def get_command(
     as_json: Json = False,
 ) -> None:
     """A whole document, in pages of about 12,000 characters."""
-    with Store.open(store_dir, readonly=True) as store:
-        page = queries.get(store, source, offset=offset, corpus=corpus)
-    _tier(as_json)
+    page = _read(store_dir, as_json, lambda s: queries.get(s, source, offset=offset, corpus=corpus))
     if page is None:
         fail(f"no document {source!r} in the index", hint="list them with docs-flatten sources")
     if as_json:
@@ -649,9 +652,7 @@ def toc_command(
     as_json: Json = False,
 ) -> None:
     """Table of contents: documents and their sections."""
-    with Store.open(store_dir, readonly=True) as store:
-        entries = queries.toc(store, prefix, corpus=corpus)
-    _tier(as_json)
+    entries = _read(store_dir, as_json, lambda s: queries.toc(s, prefix, corpus=corpus))
     if as_json:
         _echo_json([e.to_dict() for e in entries])
         return
@@ -669,9 +670,7 @@ def card_command(
     as_json: Json = False,
 ) -> None:
     """A deterministic, budget-bounded index card for an agent's prompt."""
-    with Store.open(store_dir, readonly=True) as store:
-        text = queries.card(store, budget=budget)
-    _tier(as_json)
+    text = _read(store_dir, as_json, lambda s: queries.card(s, budget=budget))
     if as_json:
         _echo_json({"card": text, "budget": budget})
     else:
@@ -682,9 +681,7 @@ def card_command(
 @reports_errors
 def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
-    with Store.open(store_dir, readonly=True) as store:
-        info = queries.stats(store)
-    _tier(as_json)
+    info = _read(store_dir, as_json, queries.stats)
     if as_json:
         _echo_json(info)
         return

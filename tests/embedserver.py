@@ -14,8 +14,9 @@ import socket
 import time
 import zlib
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
+
+from tests.sites import Responder
 
 _WORD = re.compile(r"\w+")
 
@@ -29,7 +30,7 @@ def embed(text: str, dimension: int) -> list[float]:
     return [x / norm for x in vector]
 
 
-class EmbeddingServer(BaseHTTPRequestHandler):
+class EmbeddingServer(Responder):
     protocol_version = "HTTP/1.1"  # keep-alive, as real embedding servers do
     dimension: ClassVar[int] = 64
     delay: ClassVar[float] = 0.0
@@ -53,18 +54,8 @@ class EmbeddingServer(BaseHTTPRequestHandler):
         # As real servers do: without it, headers and body in two writes wait on delayed ACKs.
         self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _answer(self, status: int, body: dict | str, headers: dict[str, str] | None = None) -> None:
-        data = (json.dumps(body) if isinstance(body, dict) else body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def _answer(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
+        self.respond(status, json.dumps(body).encode(), "application/json", headers)
 
     def do_POST(self) -> None:
         started = time.perf_counter()

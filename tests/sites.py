@@ -14,9 +14,21 @@ from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 
-class _Quiet:
+class Responder(BaseHTTPRequestHandler):
+    """The test servers' handler base: no request log, and one way to send a whole response."""
+
     def log_message(self, *args: object) -> None:
         pass
+
+    def respond(self, status: int, body: bytes = b"", ctype: str = "text/html; charset=utf-8",
+                headers: dict[str, str] | None = None) -> None:  # fmt: skip
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 class _Server(ThreadingHTTPServer):
@@ -40,7 +52,7 @@ def serve(handler: type[BaseHTTPRequestHandler] | partial) -> Iterator[str]:
 
 @contextmanager
 def serve_directory(root: Path) -> Iterator[str]:
-    class Handler(_Quiet, SimpleHTTPRequestHandler):
+    class Handler(SimpleHTTPRequestHandler, Responder):
         pass
 
     with serve(partial(Handler, directory=str(root))) as base:
@@ -53,22 +65,12 @@ def page(title: str, body: str) -> bytes:
             "</body></html>").encode()  # fmt: skip
 
 
-class HostileSite(_Quiet, BaseHTTPRequestHandler):
+class HostileSite(Responder):
     """Every trap in one site under /docs/; `requests` records what was asked, with headers."""
 
     requests: ClassVar[list[tuple[str, dict[str, str]]]] = []
     busy_hits = 0
     robots = "User-agent: *\nDisallow: /docs/private/\n"
-
-    def _send(self, status: int, body: bytes = b"", ctype: str = "text/html; charset=utf-8",
-              headers: dict[str, str] | None = None) -> None:  # fmt: skip
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         type(self).requests.append((self.path, dict(self.headers)))
@@ -82,30 +84,30 @@ class HostileSite(_Quiet, BaseHTTPRequestHandler):
             "mailto:team@example.invalid", "https://elsewhere.invalid/x",
         ))  # fmt: skip
         if path == "/robots.txt":
-            self._send(200, type(self).robots.encode(), "text/plain")
+            self.respond(200, type(self).robots.encode(), "text/plain")
         elif path == "/sitemap.xml":
             xml = (f"<urlset><url><loc>http://{self.headers['Host']}/docs/from-sitemap</loc></url>"
                    "<url><loc>https://other.invalid/page</loc></url></urlset>")  # fmt: skip
-            self._send(200, xml.encode(), "application/xml")
+            self.respond(200, xml.encode(), "application/xml")
         elif path in ("/docs/", "/docs"):
-            self._send(200, page("Home", f"<p>Start here.</p><p>{links}</p>"))
+            self.respond(200, page("Home", f"<p>Start here.</p><p>{links}</p>"))
         elif path == "/docs/a":
             body = "<h2 id='usage'>Usage</h2><pre><code class='language-python'>x = 1\ny = 2</code>"
-            self._send(200, page("Page A", body + "</pre><a href='/docs/'>home</a>"))
+            self.respond(200, page("Page A", body + "</pre><a href='/docs/'>home</a>"))
         elif path == "/docs/loop1":
-            self._send(200, page("Loop 1", "<a href='/docs/loop2'>next</a>"))
+            self.respond(200, page("Loop 1", "<a href='/docs/loop2'>next</a>"))
         elif path == "/docs/loop2":
-            self._send(200, page("Loop 2", "<a href='/docs/loop1'>back</a>"))
+            self.respond(200, page("Loop 2", "<a href='/docs/loop1'>back</a>"))
         elif path == "/docs/calendar":
             month = int(query.get("month", ["1"])[0])
             link = f"<a href='/docs/calendar?month={month + 1}'>next month</a>"
-            self._send(200, page(f"Month {month}", f"<p>Events of month {month}.</p>{link}"))
+            self.respond(200, page(f"Month {month}", f"<p>Events of month {month}.</p>{link}"))
         elif path == "/docs/redirect-loop":
-            self._send(302, headers={"Location": "/docs/redirect-loop2"})
+            self.respond(302, headers={"Location": "/docs/redirect-loop2"})
         elif path == "/docs/redirect-loop2":
-            self._send(302, headers={"Location": "/docs/redirect-loop"})
+            self.respond(302, headers={"Location": "/docs/redirect-loop"})
         elif path == "/docs/off-host":
-            self._send(302, headers={"Location": "http://off-host.invalid/steal"})
+            self.respond(302, headers={"Location": "http://off-host.invalid/steal"})
         elif path == "/docs/endless":
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
@@ -117,21 +119,21 @@ class HostileSite(_Quiet, BaseHTTPRequestHandler):
                 pass
         elif path == "/docs/slow":
             time.sleep(3)
-            self._send(200, page("Slow", "<p>too late</p>"))
+            self.respond(200, page("Slow", "<p>too late</p>"))
         elif path == "/docs/bomb":
             bomb = gzip.compress(b"<p>" + b"0" * (64 << 20) + b"</p>")
-            self._send(200, bomb, headers={"Content-Encoding": "gzip"})
+            self.respond(200, bomb, headers={"Content-Encoding": "gzip"})
         elif path == "/docs/busy":
             type(self).busy_hits += 1
             if type(self).busy_hits == 1:
-                self._send(429, b"slow down", "text/plain", {"Retry-After": "1"})
+                self.respond(429, b"slow down", "text/plain", {"Retry-After": "1"})
             else:
-                self._send(200, page("Busy", "<p>served after Retry-After</p>"))
+                self.respond(200, page("Busy", "<p>served after Retry-After</p>"))
         elif path == "/docs/data":
-            self._send(200, b'{"json": true}', "application/json")
+            self.respond(200, b'{"json": true}', "application/json")
         elif path == "/docs/from-sitemap":
-            self._send(200, page("From sitemap", "<p>only the sitemap links here</p>"))
+            self.respond(200, page("From sitemap", "<p>only the sitemap links here</p>"))
         elif path.startswith("/docs-old/"):
-            self._send(200, page("Old", "<p>must never be fetched</p>"))
+            self.respond(200, page("Old", "<p>must never be fetched</p>"))
         else:
-            self._send(404, b"not found", "text/plain")
+            self.respond(404, b"not found", "text/plain")
