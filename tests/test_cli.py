@@ -163,7 +163,12 @@ def test_interrupted_run_leaves_no_partial_file(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    # Signal only once the run is writing (its handler is installed by then): a signal that
+    # lands during interpreter start-up would test Python, not us.
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".out.jsonl.*.tmp")) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the run never started writing"
+        time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=60)
     if proc.returncode == 0:
