@@ -1,20 +1,35 @@
 """The one JSONL writer: deterministic bytes, and a file appears whole or not at all.
 
-A file is written to a temporary sibling and renamed over the target only when the run
-succeeds, so a failed or interrupted run never leaves a truncated or partial output.
+What a named output (`-o`, `--report`) may be, and what happens to it:
+- a regular file, or nothing yet: written to a temporary sibling that is renamed over the
+  target only when the run succeeds, so a failed or interrupted run leaves the previous file
+  as it was and no temporary file behind;
+- a FIFO or a character device (`/dev/null`, a terminal): written through, as a shell's `>`
+  would, with no temporary file: renaming over one would replace the node itself (a root run
+  turned `/dev/null` into a regular file), and a stream has nothing to keep atomic;
+- a symbolic link: refused, neither replaced nor followed (a link in a shared folder must not
+  redirect, or lose, what the run writes);
+- a directory, a block device or a socket: refused.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
 from flatten.errors import OutputError
+
+# Out of space, out of quota, or past a file size limit (RLIMIT_FSIZE): all "no room to write".
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 def dumps(obj: Any) -> str:
@@ -22,15 +37,102 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-class AtomicFile:
-    """`with AtomicFile(path) as f:` writes bytes to `path` only if the block succeeds."""
+def write_failed(name: str, error: OSError) -> OutputError:
+    """The named error for a write that the system refused."""
+    if error.errno in _NO_ROOM:
+        return OutputError(
+            f"cannot write {name}: {error.strerror}",
+            reason="disk-full",
+            hint="free some space or write somewhere else, then run again",
+        )
+    return OutputError(f"cannot write {name}: {error.strerror}", reason="output-write-failed")
+
+
+@dataclass(frozen=True)
+class Sink:
+    """A binary handle whose write failures are named errors; a closed pipe stays itself
+    (the CLI treats a reader that went away, `| head`, as no error)."""
+
+    handle: IO[bytes]
+    name: str
+
+    def write(self, data: bytes) -> None:
+        self._guarded(self.handle.write, data)
+
+    def flush(self) -> None:
+        self._guarded(self.handle.flush)
+
+    def _guarded(self, call: Callable[..., object], *args: object) -> None:
+        try:
+            call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise write_failed(self.name, error) from error
+
+
+def _refusal(path: str, mode: int) -> OutputError | None:
+    """Why `path` (its lstat mode) cannot be written, or None when it can."""
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return _symlink_refusal(path)
+    if stat.S_ISDIR(mode):
+        return OutputError(
+            f"cannot write {path}: it is a directory",
+            reason="output-is-directory",
+            hint="name a file inside it",
+        )
+    kind = "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "file"
+    return OutputError(
+        f"refusing to write {path}: it is a {kind}, not a regular file, FIFO or character device",
+        reason="output-not-regular",
+    )
+
+
+def _symlink_refusal(path: str) -> OutputError:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return OutputError(
+        f"refusing to write {path}: it is a symbolic link (to {target}); the link is neither "
+        "replaced nor followed",
+        reason="output-is-symlink",
+        hint="name the file itself, not a link to it",
+    )
+
+
+def _lstat_mode(path: str) -> int | None:
+    """The target's lstat mode, or None when nothing is there."""
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {path}: {error.strerror}", reason="output-unwritable"
+        ) from error
+
+
+class OutputFile:
+    """`with OutputFile(path) as sink:` writes bytes to `path` as the module docstring says:
+    a regular file only if the block succeeds, a FIFO or character device as they come."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._tmp: str | None = None
+        self._tmp: str | None = None  # None: writing through to the target itself
         self._file: IO[bytes] | None = None
 
-    def __enter__(self) -> IO[bytes]:
+    def __enter__(self) -> Sink:
+        mode = _lstat_mode(self.path)
+        if mode is not None:
+            refusal = _refusal(self.path, mode)
+            if refusal is not None:
+                raise refusal
+            if not stat.S_ISREG(mode):
+                self._file = self._open_stream()
+                return Sink(self._file, self.path)
         directory = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(directory):
             raise OutputError(
@@ -46,7 +148,21 @@ class AtomicFile:
                 f"cannot write {self.path}: {exc.strerror}", reason="output-unwritable"
             ) from exc
         self._file = os.fdopen(fd, "wb")
-        return self._file
+        return Sink(self._file, self.path)
+
+    def _open_stream(self) -> IO[bytes]:
+        # O_NOFOLLOW: a link swapped in since the check is refused, not followed. Opening a
+        # FIFO waits for its reader, as a shell's `>` does.
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path, flags)
+        except OSError as error:
+            if error.errno == errno.ELOOP:  # became a link since the check
+                raise _symlink_refusal(self.path) from error
+            raise OutputError(
+                f"cannot write {self.path}: {error.strerror}", reason="output-unwritable"
+            ) from error
+        return os.fdopen(fd, "wb")
 
     def __exit__(
         self,
@@ -54,26 +170,48 @@ class AtomicFile:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._file is not None and self._tmp is not None
+        assert self._file is not None
         try:
             if exc_type is None:
-                self._file.flush()
-                os.fsync(self._file.fileno())
-                self._file.close()
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(self._tmp, 0o666 & ~umask)
-                os.replace(self._tmp, self.path)
-                return
+                self._commit()
+        except BrokenPipeError:
+            raise
         except OSError as error:
-            raise OutputError(
-                f"cannot write {self.path}: {error.strerror}", reason="output-unwritable"
-            ) from error
+            raise write_failed(self.path, error) from error
         finally:
-            if not self._file.closed:
-                self._file.close()
-            if os.path.exists(self._tmp):
+            self._discard()
+
+    def _commit(self) -> None:
+        assert self._file is not None
+        self._file.flush()
+        if self._tmp is None:
+            self._file.close()
+            return
+        os.fsync(self._file.fileno())
+        self._file.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self._tmp, 0o666 & ~umask)
+        # Checked again: a link or folder put there during the run is not renamed over.
+        mode = _lstat_mode(self.path)
+        if mode is not None and not stat.S_ISREG(mode):
+            raise _refusal(self.path, mode) or OutputError(
+                f"refusing to write {self.path}: a FIFO or device took its place during the run",
+                reason="output-replaced",
+            )
+        os.replace(self._tmp, self.path)
+        self._tmp = None
+
+    def _discard(self) -> None:
+        """Close quietly (a failed flush must not hide the first error) and remove the
+        temporary file, whatever happened."""
+        assert self._file is not None
+        with contextlib.suppress(OSError):
+            self._file.close()
+        if self._tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._tmp)
+            self._tmp = None
 
 
 def write_jsonl(
@@ -83,23 +221,21 @@ def write_jsonl(
 ) -> int:
     """Write one JSON line per record to `output` (a path) or stdout (None); return the count."""
     if output is None:
-        return _write(records, sys.stdout.buffer, to_dict)
-    with AtomicFile(output) as handle:
-        return _write(records, handle, to_dict)
+        return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict)
+    with OutputFile(output) as sink:
+        return _write(records, sink, to_dict)
 
 
-def _write(
-    records: Iterable[Any], handle: IO[bytes], to_dict: Callable[[Any], dict[str, Any]]
-) -> int:
+def _write(records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]]) -> int:
     count = 0
     for record in records:
-        handle.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
+        sink.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
         count += 1
-    handle.flush()
+    sink.flush()
     return count
 
 
 def write_json(data: Any, path: str | os.PathLike[str]) -> None:
-    """A JSON document (a report, say), written atomically."""
-    with AtomicFile(path) as handle:
-        handle.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+    """A JSON document (a report, say), written as `OutputFile` says."""
+    with OutputFile(path) as sink:
+        sink.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")

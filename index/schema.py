@@ -134,7 +134,7 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
-    done = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+    done = known(db)
     applied = []
     for name, migration in MIGRATIONS:
         if name in done:
@@ -149,4 +149,23 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 
 
 def known(db: sqlite3.Connection) -> set[str]:
+    """The migrations this store has applied (none in a store that has no schema yet)."""
+    table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    if db.execute(table).fetchone() is None:
+        return set()
     return {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+
+
+def newer(db: sqlite3.Connection) -> list[str]:
+    """Migrations this store has that this version does not know: a newer version wrote it."""
+    return sorted(known(db) - {name for name, _ in MIGRATIONS})
+
+
+def missing(db: sqlite3.Connection) -> list[str]:
+    """Migrations this version has that this store lacks: an older version wrote it."""
+    return [name for name, _ in MIGRATIONS if name not in known(db)]
+
+
+def latest() -> str:
+    """This version's schema, named by its last migration."""
+    return MIGRATIONS[-1][0]

@@ -1,20 +1,28 @@
-"""The index store: one SQLite file, 0600 inside a 0700 directory, in WAL mode.
+"""The index store: one SQLite file in its own folder, in WAL mode.
+
+What it writes: the folder, created 0700 when the tool creates it (a folder that already exists
+keeps its mode: `--store /tmp` must not chmod /tmp), and in it the database, created 0600;
+SQLite gives its `-wal` and `-shm` files the database's mode. An existing database keeps its
+mode too: one made read-only stays read-only and is reported as such.
 
 One writer at a time (a second waits up to `busy_timeout`, then fails with a clear message);
-readers are never blocked by a writer. A load is one transaction: a crash or Ctrl-C in the
-middle leaves the previous index as it was.
+readers are never blocked by a writer. A load is one transaction: a crash, Ctrl-C, a full disk
+or a read-only file in the middle leaves the previous index as it was, and the failure is a
+named error, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from flatten import __version__
 from index.errors import StoreError
-from index.schema import MIGRATIONS, known, migrate
+from index.schema import latest, migrate, missing, newer
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
 DEFAULT_STORE = ".docs-flatten"
@@ -51,55 +59,77 @@ class Store:
                 raise StoreError(
                     f"no index at {directory}", reason="index-not-built", hint=build_hint()
                 )
-            db = _connect(f"{path.resolve().as_uri()}?mode=ro", busy_timeout, uri=True)
-            store_obj = cls(db, path, True)
-            if {name for name, _ in MIGRATIONS} - _known_or_empty(db):
-                # An older store: a writer upgrades it; a reader refuses to guess.
-                raise StoreError(
-                    f"the index at {directory} predates this version",
-                    reason="index-outdated",
-                    hint="run `docs-flatten index` once to upgrade it",
-                )
-            return store_obj
+            target, uri = f"{path.resolve().as_uri()}?mode=ro", True
+        else:
+            _make_folder(directory)
+            _make_database(path)
+            target, uri = str(path), False
         try:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(directory, 0o700)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the store {directory}: {exc.strerror}", reason="store-unwritable"
-            ) from exc
-        old_umask = os.umask(0o077)  # the database, its WAL and SHM files: owner only
+            db = _connect(target, busy_timeout, uri=uri)
+        except sqlite3.DatabaseError as exc:
+            raise store_fault(exc, directory, writing=not readonly) from exc
+        store_obj = cls(db, path, readonly)
         try:
-            db = _connect(str(path), busy_timeout)
-            db.execute("PRAGMA journal_mode=WAL")
-        finally:
-            os.umask(old_umask)
-        os.chmod(path, 0o600)
-        store_obj = cls(db, path, False)
-        with store_obj.write():
-            migrate(db)
+            store_obj._prepare()
+        except BaseException:
+            store_obj.close()
+            raise
         return store_obj
+
+    def _prepare(self) -> None:
+        """Refuse a store of a newer schema; a writer upgrades an older one, a reader refuses
+        to guess."""
+        directory = self.path.parent
+        try:
+            if not self.readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+            ahead, behind = newer(self.db), missing(self.db)
+        except sqlite3.DatabaseError as exc:
+            raise store_fault(exc, directory, writing=not self.readonly) from exc
+        if ahead:
+            raise StoreError(
+                f"the index at {directory} was written by a newer docs-flatten (its schema "
+                f"is at {ahead[-1]}); this is docs-flatten {__version__} (schema {latest()})",
+                reason="index-newer",
+                hint="use the newer docs-flatten with this store, or point --store elsewhere",
+            )
+        if not behind:
+            return
+        if self.readonly:
+            raise StoreError(
+                f"the index at {directory} predates this version",
+                reason="index-outdated",
+                hint="run `docs-flatten index` once to upgrade it",
+            )
+        with self.write():
+            migrate(self.db)
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; taken at the start, so a second writer waits here."""
+        directory = self.path.parent
         try:
             self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StoreError(
-                    f"another docs-flatten run is writing to {self.path.parent}",
-                    reason="store-busy",
-                    hint="wait for it to finish, then run this again",
-                ) from exc
-            raise
+        except sqlite3.DatabaseError as exc:
+            raise store_fault(exc, directory, writing=True) from exc
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        else:
             self.db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            self._rollback()
+            if not _errorname(exc).startswith(_FAULTS):
+                raise  # no fault of the disk or the file: a bug, shown as one
+            raise store_fault(exc, directory, writing=True) from exc
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        # SQLite may have rolled back already (a full disk does); the WAL keeps the old
+        # index either way, so a failed ROLLBACK changes nothing.
+        if self.db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
 
     def close(self) -> None:
         self.db.close()
@@ -111,26 +141,109 @@ class Store:
         self.close()
 
 
-def _connect(target: str, busy_timeout: float, *, uri: bool = False) -> sqlite3.Connection:
-    try:
-        db = sqlite3.connect(
-            target, timeout=busy_timeout, uri=uri, isolation_level=None, check_same_thread=False
+# What SQLite reports when the file, its folder or the disk fails us (not a bug of ours).
+_FAULTS = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_READONLY",
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_CORRUPT",
+    "SQLITE_NOTADB",
+    "SQLITE_CANTOPEN",
+    "SQLITE_PERM",
+)
+
+
+def _errorname(error: sqlite3.Error) -> str:
+    return getattr(error, "sqlite_errorname", None) or ""
+
+
+def store_fault(error: sqlite3.DatabaseError, directory: Path, *, writing: bool) -> StoreError:
+    """The named error for what SQLite reported."""
+    code = _errorname(error)
+    unchanged = "; the index is as it was before this run" if writing else ""
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return StoreError(
+            f"another docs-flatten run is writing to {directory}",
+            reason="store-busy",
+            hint="wait for it to finish, then run this again",
         )
+    if code.startswith("SQLITE_READONLY"):
+        return StoreError(
+            f"the index at {directory} is read-only ({error}){unchanged}",
+            reason="store-readonly",
+            hint="make the folder and its index.sqlite writable by this user, "
+            "or point --store elsewhere",
+        )
+    if code == "SQLITE_FULL":
+        return StoreError(
+            f"cannot write the index at {directory}: {error}{unchanged}",
+            reason="disk-full",
+            hint="free some space, then run this again",
+        )
+    if code.startswith("SQLITE_IOERR") and writing:
+        return StoreError(
+            f"cannot write the index at {directory}: {error} (a full disk or a file size "
+            f"limit?){unchanged}",
+            reason="store-write-failed",
+            hint="check the disk, then run this again",
+        )
+    return StoreError(
+        f"cannot open the index at {directory}: {error}",
+        reason="store-unreadable",
+        hint="if the file is damaged, remove the store and index again",
+    )
+
+
+def _make_folder(directory: Path) -> None:
+    """The store's folder: created 0700, or used as it is."""
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise StoreError(
+                    f"the store {directory} is not a folder",
+                    reason="store-not-a-folder",
+                    hint="point --store at a folder, or at a path that does not exist yet",
+                ) from None
+            return
+        os.chmod(directory, 0o700)  # mkdir's mode passes through the umask
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the store {directory}: {exc.strerror}", reason="store-unwritable"
+        ) from exc
+
+
+def _make_database(path: Path) -> None:
+    """An empty database file, 0600, unless one is there (it keeps its mode)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the index {path}: {exc.strerror}", reason="store-unwritable"
+        ) from exc
+    try:
+        os.fchmod(fd, 0o600)  # the umask may have taken bits away
+    finally:
+        os.close(fd)
+
+
+def _connect(target: str, busy_timeout: float, *, uri: bool) -> sqlite3.Connection:
+    db = sqlite3.connect(
+        target, timeout=busy_timeout, uri=uri, isolation_level=None, check_same_thread=False
+    )
+    try:
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-65536")  # 64 MiB: FTS5 merges touch many pages
         db.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        return db
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(
-            f"cannot open the index {target}: {exc}",
-            reason="store-unreadable",
-            hint="if the file is damaged, remove the store and index again",
-        ) from exc
-
-
-def _known_or_empty(db: sqlite3.Connection) -> set[str]:
-    try:
-        return known(db)
-    except sqlite3.DatabaseError:
-        return set()
+    except BaseException:
+        db.close()
+        raise
+    return db

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,6 +112,7 @@ def run_cli(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
+    **popen: Any,  # e.g. preexec_fn (resource limits) or user (an unprivileged run)
 ) -> CliResult:
     proc = subprocess.run(
         [sys.executable, "-m", "flatten", *map(str, args)],
@@ -119,8 +122,19 @@ def run_cli(
         cwd=cwd,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        **popen,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def file_size_limit(limit: int):
+    """A preexec_fn: the child may write no file past `limit` bytes (writes fail with EFBIG,
+    as on a full disk; Python ignores SIGXFSZ, so the write fails instead of killing it)."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
 
 
 def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
