@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flatten.classify import KINDS, classify, matches_any, might_be_docs, path_skip_reason
+from flatten.classify import (
+    KINDS,
+    NEVER_MINIFIED,
+    classify_text,
+    matches_any,
+    might_be_docs,
+    path_skip_reason,
+)
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
@@ -78,9 +85,13 @@ def process_file(job: _Job) -> FileOutcome:
     except Unreadable as exc:
         return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
     text = decoded.text
-    if looks_minified(text):
+    file_class = classify_text(rel, text)
+    if job.options.kind == "docs" and not file_class.is_docs:
+        return FileOutcome(
+            rel, skip=Skip(rel, "not-docs", "JSON/YAML, not an API spec"), size=len(data)
+        )
+    if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
-    file_class = classify(rel, text[:200].split("\n", 1)[0])
     redacted = redact(text)
     sliced = slice_text(
         file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)

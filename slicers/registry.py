@@ -8,6 +8,8 @@ from slicers.asciidoc import slice_asciidoc
 from slicers.base import Sliced, SliceOptions, Slicer
 from slicers.code import slice_code
 from slicers.markdown import slice_markdown
+from slicers.notebook import slice_notebook
+from slicers.openapi import slice_openapi
 from slicers.rst import slice_rst
 from slicers.terraform import slice_terraform
 from slicers.windows import slice_windows
@@ -15,6 +17,8 @@ from slicers.yaml import slice_yaml
 
 SLICERS: dict[str, Slicer] = {
     "markdown": slice_markdown,
+    "notebook": slice_notebook,
+    "openapi": slice_openapi,  # OpenAPI 3.x, Swagger 2.0 and JSON Schema
     "rst": slice_rst,
     "asciidoc": slice_asciidoc,
     "text": slice_windows,
