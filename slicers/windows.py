@@ -114,18 +114,22 @@ def pack_windows(
     windows: list[Window] = []
     w_start = start
     used = 0
+    gap_start = start  # blank lines before a piece count too: a whitespace-only line can be huge
     for piece in pieces:
         if piece.cols is not None:
             if used:
                 windows.append(Window(w_start, piece.start))
             windows.append(piece)
-            w_start, used = piece.end, 0
+            w_start, used, gap_start = piece.end, 0, piece.end
             continue
-        width = _size(lines, piece.start, piece.end)
+        width = _size(lines, gap_start, piece.end)
         if used and used + width > max_chars:
+            # The blank lines before the piece end the window before (make_slice trims them).
             windows.append(Window(w_start, piece.start))
             w_start, used = piece.start, 0
+            width = _size(lines, piece.start, piece.end)
         used += width
+        gap_start = piece.end
     if used or not windows:
         windows.append(Window(w_start, end))
     return windows

@@ -10,8 +10,7 @@ from slicers.base import TITLE_MAX, Sliced, is_blank, split_lines
 
 
 def assert_covers(text: str, sliced: Sliced, max_chars: int | None = None) -> None:
-    """`max_chars`, when given: no slice holding a line over it, and no piece of a line, is
-    larger than `max_chars` (a cut line's pieces fit the budget)."""
+    """`max_chars`, when given: no slice is larger (a line over it was cut into pieces)."""
     lines = split_lines(text)
     expected = [i for i, line in enumerate(lines) if not is_blank(line)]
     covered: list[int] = []
@@ -22,6 +21,8 @@ def assert_covers(text: str, sliced: Sliced, max_chars: int | None = None) -> No
         assert 1 <= piece.start_line <= piece.end_line <= len(lines), piece
         assert piece.title, "every slice has a title"
         assert len(piece.title) <= TITLE_MAX, "titles are capped"
+        if max_chars is not None:
+            assert len(piece.content) <= max_chars, ("over the budget", len(piece.content))
         whole = "\n".join(lines[piece.start_line - 1 : piece.end_line])
         if cut_line == piece.start_line or piece.content != whole:
             # A piece of one long line: the next part of it, with only whitespace skipped.
@@ -35,16 +36,10 @@ def assert_covers(text: str, sliced: Sliced, max_chars: int | None = None) -> No
             at = line.find(piece.content, used)
             assert at >= 0 and is_blank(line[used:at]), "a cut piece is not the line's next part"
             used = at + len(piece.content)
-            if max_chars is not None:
-                assert len(piece.content) <= max_chars, len(piece.content)
         else:
             _finish(lines, cut_line, used)
             cut_line = None
             assert piece.start_line > previous_end, "slices overlap or are out of order"
-            if max_chars is not None:
-                assert all(
-                    len(lines[i]) <= max_chars for i in range(piece.start_line - 1, piece.end_line)
-                ), "a line over the budget was not cut"
             covered += [
                 i for i in range(piece.start_line - 1, piece.end_line) if not is_blank(lines[i])
             ]
