@@ -216,13 +216,36 @@ def test_backtracking_gitignore_pattern_cannot_stall_the_walk(tmp_path):
     assert result.code == 0, result.stderr
     assert [r["source"] for r in result.records()] == ["a" * 40 + ".md", "deep/" + name]
     report = json.loads(report_path.read_text())
-    refused = [s for s in report["skipped"] if s["reason"] == "gitignore-pattern-refused"]
+    refused = [s for s in report["skipped"] if s["reason"] == "gitignore-pattern-too-large"]
     # RE2 matches the backtracking pattern in linear time; only the one too large is given up,
     # and the report names it (by line).
     assert [(s["path"], s["detail"][:7], s["files"]) for s in refused] == [
         (".gitignore", "line 2:", 0)
     ]
     assert {s["path"]: s["reason"] for s in report["skipped"]}["x.log"] == "gitignored"
+
+
+def test_invalid_gitignore_lines_are_reported_and_the_rest_applies(tmp_path):
+    write(tmp_path, {".gitignore": "!\nbad\\\n*.log\n", "a.md": "# A\n", "x.log": "l"})
+    report = RunReport()
+    assert [r.source for r in flatten_root(tmp_path, report=report)] == ["a.md"]
+    invalid = [(s.reason, s.detail[:7], s.files) for s in report.skipped if s.files == 0]
+    assert invalid == [("gitignore-pattern-invalid", f"line {n}:", 0) for n in (1, 2)]
+
+
+def test_gitignore_too_large_for_one_re2_set_still_matches_like_git(make_repo, tmp_path):
+    lines = [f"dir{i}/*file{i}*.md" for i in range(3000)] + ["*.log", "!keep.log"]
+    files = {".gitignore": "\n".join(lines) + "\n", "dir7/xfile7y.md": "x", "dir7/other.md": "o",
+             "a.log": "l", "keep.log": "k"}  # fmt: skip
+    repo = make_repo()
+    write(repo.path, files)
+    plain = tmp_path / "plain"
+    write(plain, files)
+    listed = {}
+    for root in (repo.path, plain):
+        method, entries = list_tree(root)
+        listed[method] = [e.rel_path for e in entries if isinstance(e, Candidate)]
+    assert listed["walk"] == listed["git ls-files"] == [".gitignore", "dir7/other.md", "keep.log"]
 
 
 def test_gitignore_that_is_a_symlink_is_not_followed(tmp_path, outside):

@@ -3,12 +3,16 @@
 pathspec translates each pattern to a regular expression exactly as it does for its own
 `GitIgnoreSpec` (which agrees with git), but Python's backtracking `re` takes exponential time
 on patterns such as `*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b` (minutes for one 40-character name).
-Here each translated pattern is compiled with RE2, whose matching is linear in the path for
-any pattern. A pattern RE2 refuses (too large for its memory bound) is left out and returned,
-so the run report can name it.
+RE2 matches in time linear in the path for any pattern, so the patterns are matched with RE2:
+all in one RE2 set (pathspec's own "re2" backend, the fast path), or, when the set is too large
+for RE2's memory bound, one by one. A pattern RE2 refuses even alone, and a line pathspec
+rejects as invalid (`!`, a trailing backslash: git never matches those either), is left out
+and returned, so the run report can name it.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pathspec
 import re2
@@ -21,20 +25,38 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a refused pattern is reported by us, not logged to stderr by RE2
 
 
-def compile_gitignore(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[tuple[int, str]]]:
-    """A spec for `lines`, and the (line number, pattern) of every pattern left out."""
-    patterns: list[GitIgnoreSpecPattern] = []
-    refused: list[tuple[int, str]] = []
+@dataclass(frozen=True)
+class Refused:
+    line: int  # 1-based line number in the .gitignore
+    pattern: str
+    why: str  # "invalid" (pathspec rejects it) or "too-large" (RE2 cannot compile it)
+
+
+def compile_gitignore(lines: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[Refused]]:
+    """A spec for `lines`, and every pattern left out of it."""
+    kept: list[tuple[int, str, str, bool]] = []
+    refused: list[Refused] = []
     for number, line in enumerate(lines, start=1):
-        regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
-        if include is None or regex is None:
-            continue  # a comment or blank line
+        try:
+            regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+        except ValueError:  # pathspec's GitIgnorePatternError
+            refused.append(Refused(number, line, "invalid"))
+            continue
+        if include is not None and regex is not None:  # else a comment or blank line
+            kept.append((number, line, regex, include))
+    try:
+        return pathspec.GitIgnoreSpec.from_lines([k[1] for k in kept], backend="re2"), refused
+    except re2.error:
+        pass  # too many patterns for one RE2 set: one RE2 regex each (slower, still linear)
+    patterns = []
+    for number, line, regex, include in kept:
         try:
             compiled = re2.compile(regex, _OPTIONS)
         except re2.error:
-            refused.append((number, line))
+            refused.append(Refused(number, line, "too-large"))
             continue
-        # pathspec accepts any precompiled regex object with `match`/`search`.
+        # pathspec takes any precompiled regex object with `search` (documented), and its
+        # "simple" backend walks the patterns in order as git does.
         patterns.append(GitIgnoreSpecPattern(compiled, include))
-    # "simple" walks the patterns in order, as git does; the RE2 objects do the matching.
+    refused.sort(key=lambda r: r.line)
     return pathspec.GitIgnoreSpec(patterns, backend="simple"), refused

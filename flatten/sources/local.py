@@ -213,10 +213,12 @@ class _IgnoreRules:
             return
         lines = data.decode("utf-8", "replace").splitlines()
         spec, refused = compile_gitignore(lines)
-        for number, pattern in refused:
-            self.given_up.append(Skip(inner, "gitignore-pattern-refused", (
-                f"line {number}: {pattern[:80]}{'...' if len(pattern) > 80 else ''} "
-                "(too large to match in bounded time; not applied)"), files=0))  # fmt: skip
+        for r in refused:
+            shown = r.pattern[:80] + ("..." if len(r.pattern) > 80 else "")
+            why = ("not a valid pattern" if r.why == "invalid"
+                   else "too large to match in bounded time")  # fmt: skip
+            detail = f"line {r.line}: {shown} ({why}; not applied)"
+            self.given_up.append(Skip(inner, f"gitignore-pattern-{r.why}", detail, files=0))
         self._specs.append((base, spec))
 
     def pop_until(self, base: str) -> None:
