@@ -7,6 +7,7 @@ Every failure prints what was wrong and what to do; no traceback reaches the use
 from __future__ import annotations
 
 import signal
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -48,7 +49,6 @@ from flatten.cli_common import (
     reports_errors,
     source_records,
 )  # fmt: skip
-from flatten.errors import FlattenError
 from flatten.profiles import PROFILES
 from flatten.progress import Progress
 from flatten.report import RunReport
@@ -106,6 +106,9 @@ def flatten(
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
+    outputs = tuple(str(p) for p in (output, report_path) if p is not None)
+    options = replace(options, outputs=outputs)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
     report = RunReport(source=str(root or repo or url))
@@ -117,8 +120,8 @@ def flatten(
                 write_jsonl(records, output, PROFILES[fmt.value])
             finally:
                 close(records)
-    except FlattenError as exc:
-        report.error = {"reason": exc.reason, "message": exc.message}
+    except BaseException as exc:
+        report.fail(exc)
         raise
     finally:
         if report_path is not None:

@@ -47,6 +47,7 @@ class FlattenOptions:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     max_chars: int = DEFAULT_MAX_CHARS
     workers: int = 0  # 0: one per core on large trees
+    outputs: tuple[str, ...] = ()  # files this run writes (-o, --report): never read as input
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -80,7 +81,7 @@ def process_file(job: _Job) -> FileOutcome:
     """Read, decode, redact and slice one file. Never raises for anything the file contains."""
     rel = job.candidate.rel_path
     try:
-        data = read_snapshot(job.candidate.abs_path, job.options.max_file_size)
+        data = read_snapshot(job.candidate.root, job.candidate.inner, job.options.max_file_size)
         decoded = decode(data)
     except Unreadable as exc:
         return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
@@ -165,7 +166,7 @@ def flatten_tree(
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
-    report.listing, entries = list_tree(root, prefix)
+    report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
             report.skip(entry)

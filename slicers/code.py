@@ -196,6 +196,7 @@ class _Piece:
     end: int
     title: str
     symbol: str | None
+    cols: tuple[int, int] | None = None  # a piece of one line over the budget
 
 
 class _CodeSlicer:
@@ -240,10 +241,10 @@ class _CodeSlicer:
         return self.windows(unit, title)
 
     def windows(self, unit: _Unit, title: str) -> list[_Piece]:
-        spans = pack_windows(self.lines, unit.start, unit.end, self.budget * 3 // 2)
+        windows = pack_windows(self.lines, unit.start, unit.end, self.budget * 3 // 2)
         return [
-            _Piece(s, e, t, unit.symbol)
-            for (s, e), t in zip(spans, part_titles(title, len(spans)), strict=True)
+            _Piece(w.start, w.end, t, unit.symbol, w.cols)
+            for w, t in zip(windows, part_titles(title, len(windows)), strict=True)
         ]
 
     def merge(self, units: list[list[_Piece]], parent: str | None) -> list[_Piece]:
@@ -324,10 +325,13 @@ def signature_title(lines: list[str], start: int, end: int, fallback: str) -> st
 
 def slice_windows_with_signatures(text: str, path: str, options: SliceOptions) -> Sliced:
     lines = split_lines(text)
-    spans = [
-        LineSpan(s, e, title=signature_title(lines, s, e, path))
-        for s, e in pack_windows(lines, 0, len(lines), options.max_chars)
-    ]
+    spans = []
+    for w in pack_windows(lines, 0, len(lines), options.max_chars):
+        # A piece of a long line is titled by its own text, not by the whole line's.
+        own = [lines[w.start][w.cols[0] : w.cols[1]]] if w.cols else lines
+        start, end = (0, 1) if w.cols else (w.start, w.end)
+        title = signature_title(own, start, end, path)
+        spans.append(LineSpan(w.start, w.end, title=title, cols=w.cols))
     return Sliced(slices=spans_to_slices(lines, spans))
 
 
@@ -344,7 +348,7 @@ def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
         return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)
     per_unit = [slicer.pieces(u, u.title or f"{path}{_TOP_LEVEL}", 0) for u in units]
     pieces = slicer.merge(per_unit, None)
-    spans = [LineSpan(p.start, p.end, title=p.title, symbol=p.symbol) for p in pieces]
+    spans = [LineSpan(p.start, p.end, p.title, symbol=p.symbol, cols=p.cols) for p in pieces]
     slices = spans_to_slices(lines, spans)
     notes = (f"{lang.grammar}: syntax errors; sliced by what parsed",) if root.has_error else ()
     return Sliced(slices=slices, notes=notes, syntax_error=root.has_error)

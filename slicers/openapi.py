@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
-from slicers.windows import pack_windows, part_titles, slice_windows
+from slicers.windows import pack_windows, slice_windows, window_spans
 from slicers.yaml import slice_yaml
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -271,8 +271,7 @@ def slice_openapi(text: str, path: str, options: SliceOptions) -> Sliced:
         if keys:
             title, symbol = _top_title(keys, data, kind, path)
         windows = pack_windows(lines, starts[i], end, options.max_chars)
-        for (w_start, w_end), part in zip(windows, part_titles(title, len(windows)), strict=True):
-            spans.append(LineSpan(w_start, w_end, title=part, symbol=symbol, meta=unit.meta))
+        spans.extend(window_spans(windows, title, symbol=symbol, meta=unit.meta))
     if not spans:
         return _fallback(text, path, options, "")
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
