@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from flatten import __version__
+from flatten._version import __version__
 from flatten.cli_common import (
     CRAWL_DEFAULTS,
     DEFAULTS,

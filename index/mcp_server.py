@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from flatten import __version__
+from flatten._version import __version__
 from flatten.errors import FlattenError, UsageError
 from index.agent import MAX_TOP_K, Knowledge
 
