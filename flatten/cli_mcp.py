@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from flatten.cli_common import (
+from flatten.cli.options import (
     ApiKeyEnv,
     BaseUrl,
     Config,
@@ -42,8 +42,8 @@ def mcp_command(
     api_key_env: ApiKeyEnv = None,
 ) -> None:  # fmt: skip
     """Serve the index read-only over MCP (stdio by default) for agents and IDEs."""
+    from flatten.cli.mcp import serve, tool_names
     from index.agent import Knowledge  # the MCP SDK loads only for this command
-    from index.mcp_server import serve, tool_names
 
     names = tool_names(tools)
     settings = load_config(config)

@@ -31,23 +31,23 @@ _EXPORTS = {
     "CitationRule": "index.citations",
     "cite": "index.citations",
     "parse_rules": "index.citations",
-    "EmbedReport": "index.embed",
-    "embed_pending": "index.embed",
-    "EmbeddingConfig": "index.embeddings",
-    "EmbeddingError": "index.embeddings",
-    "IdentityMismatch": "index.embeddings",
+    "EmbedReport": "index.vectors.backfill",
+    "embed_pending": "index.vectors.backfill",
+    "EmbeddingConfig": "index.vectors.client",
+    "EmbeddingError": "index.vectors.client",
+    "IdentityMismatch": "index.vectors.client",
     "ConfigError": "index.errors",
     "StoreError": "index.errors",
     "LoadReport": "index.loader",
     "load_files": "index.loader",
     "load_records": "index.loader",
-    "get": "index.queries",
-    "match": "index.queries",
-    "show": "index.queries",
-    "sources": "index.queries",
-    "toc": "index.queries",
+    "get": "index.documents",
+    "match": "index.documents",
+    "show": "index.documents",
+    "sources": "index.documents",
+    "toc": "index.documents",
     "Store": "index.store",
-    "VectorTier": "index.vector_search",
+    "VectorTier": "index.vectors.stage",
 }
 
 __all__ = [
@@ -89,10 +89,10 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.agent import Knowledge
     from index.citations import CitationRule, cite, parse_rules
-    from index.embed import EmbedReport, embed_pending
-    from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
+    from index.documents import get, match, show, sources, toc
     from index.errors import ConfigError, StoreError
     from index.loader import LoadReport, load_files, load_records
-    from index.queries import get, match, show, sources, toc
     from index.store import Store
-    from index.vector_search import VectorTier
+    from index.vectors.backfill import EmbedReport, embed_pending
+    from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
+    from index.vectors.stage import VectorTier

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from flatten.secrets import redact
-from index import queries
+from index import documents as queries
 from index.citations import CitationRule
-from index.embeddings import EmbeddingConfig
 from index.errors import StoreError
 from index.search import chunk_texts, search
 from index.store import Store
 from index.text import safe_display
-from index.vector_search import VectorTier
+from index.vectors.client import EmbeddingConfig
+from index.vectors.stage import VectorTier
 
 OUTPUT_CAP = 24 * 1024  # bytes of JSON per answer
 MAX_TOP_K = 20

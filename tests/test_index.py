@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from flatten.errors import UsageError
 from index.citations import cite, parse_rules
+from index.documents import card, get, match, show, sources, toc, words
 from index.errors import ConfigError, StoreError
 from index.loader import load_files
-from index.queries import card, get, match, show, sources, toc, words
 from index.search import search
 from index.store import Store
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write

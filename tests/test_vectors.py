@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from index.embed import embed_pending
-from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
+from index.documents import stats
 from index.fusion import mmr, rrf
 from index.loader import load_files
-from index.queries import stats
 from index.search import search
 from index.store import Store
-from index.vector_search import VectorTier
+from index.vectors.backfill import embed_pending
+from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
+from index.vectors.stage import VectorTier
 from tests.conftest import MINIFIED_BUNDLE, assert_clean_failure, jsonl, record, run_cli, write
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
@@ -400,7 +400,7 @@ def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
 
 
 def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp_path, monkeypatch):
-    monkeypatch.setattr("index.embed.PAGE", 7)
+    monkeypatch.setattr("index.vectors.backfill.PAGE", 7)
     docs = [record(f"copy{n}.md", 1, f"Shared text {n % 5}.") for n in range(30)]
     load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "d")
     seen: list[tuple[int, int]] = []

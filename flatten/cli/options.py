@@ -22,7 +22,7 @@ from flatten.pipeline import (
 )
 from flatten.record import Record
 from flatten.report import RunReport
-from index.embeddings import EmbeddingConfig
+from index.vectors.client import EmbeddingConfig
 from slicers import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used

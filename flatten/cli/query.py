@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from flatten.cli_common import (
+from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     ApiKeyEnv,
@@ -63,18 +63,18 @@ from flatten.pipeline import FlattenOptions, flatten_root
 from flatten.progress import Progress
 from flatten.report import RunReport
 from flatten.writer import dumps
-from index import queries
+from index import documents as queries
 from index.citations import CitationRule, parse_rules
-from index.embeddings import EmbeddingConfig, EmbeddingError, doctor
 from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
 from index.loader import LoadReport, load_files, spool_records, spool_stdin
 from index.search import LEXICAL_TIER, TIERS, SearchResponse, search, search_mode
 from index.store import Store
+from index.vectors.client import EmbeddingConfig, EmbeddingError, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
-    from index.vector_search import VectorTier
+    from index.vectors.stage import VectorTier
 
 T = TypeVar("T")
 
@@ -148,7 +148,7 @@ def _refuse_other_identity(
         store = Store.open(store_dir, readonly=True)
     except StoreError:
         return  # no store yet, or one older than vectors: nothing to compare with
-    from index.vectors import check_identity
+    from index.vectors.storage import check_identity
 
     with store:
         check_identity(store.db, embedding, _rerun_with_reindex())
@@ -157,7 +157,7 @@ def _refuse_other_identity(
 def _embed(
     store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
 ) -> dict[str, Any]:
-    from index.embed import embed_pending
+    from index.vectors.backfill import embed_pending
 
     try:
         with Progress("embedding", enabled=not quiet and not as_json) as progress:
@@ -386,7 +386,7 @@ def _vector_tier(
     search_mode(tier, rerank, embedding is not None)
     if embedding is None:
         return None
-    from index.vector_search import VectorTier
+    from index.vectors.stage import VectorTier
 
     return VectorTier(store, embedding)  # no request until a query needs one
 

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from flatten._version import __version__
-from flatten.cli_common import (
+from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     Concurrency,
@@ -128,7 +128,8 @@ def flatten(
 
 
 # The index and query commands register themselves on the same app.
-from flatten import cli_index, cli_mcp  # noqa: E402, F401
+from flatten import cli_mcp  # noqa: E402, F401
+from flatten.cli import query  # noqa: E402, F401
 
 
 def _terminate(signum: int, frame: object) -> None:
