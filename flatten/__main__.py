@@ -1,3 +1,3 @@
-from flatten.cli.flatten import main
+from flatten.cli.app import main
 
 main()

@@ -1,13 +1,10 @@
-"""The index and query commands of `docs-flatten`: thin over `index.*`, formatting only.
+"""The query commands of `docs-flatten`: thin over `index.*`, formatting only.
 
 Query commands print the tier line first (on stderr with --json, so stdout stays pure JSON).
 """
 
 from __future__ import annotations
 
-import json
-import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -15,63 +12,26 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from flatten.cli.options import (
-    CRAWL_DEFAULTS,
-    DEFAULTS,
     ApiKeyEnv,
     BaseUrl,
-    Concurrency,
     Config,
     Corpus,
-    Delay,
-    Exclude,
-    Header,
-    IgnoreRobots,
-    Include,
     Json,
-    Kind,
-    KindOption,
-    MaxChars,
-    MaxDepth,
-    MaxFileSize,
-    MaxPages,
-    MaxPageSize,
     Model,
-    NoSitemap,
-    Quiet,
-    Ref,
-    Repo,
-    Root,
-    Scope,
     StoreDir,
-    Subdir,
-    Timeout,
-    TokenEnv,
-    Url,
-    Workers,
-    app,
-    close,
-    crawl_options,
     embedding_config,
-    fail,
-    flatten_options,
-    reports_errors,
-    source_records,
 )
+from flatten.cli.output import echo_json
 from flatten.config import load_config
-from flatten.errors import UsageError
-from flatten.pipeline import FlattenOptions, flatten_root
-from flatten.progress import Progress
-from flatten.report import RunReport
+from flatten.errors import FlattenError, UsageError
 from flatten.writer import dumps
 from index import documents as queries
 from index.citations import CitationRule, parse_rules
-from index.errors import StoreError
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
-from index.loader import LoadReport, load_files, spool_records, spool_stdin
 from index.search import LEXICAL_TIER, TIERS, SearchResponse, search, search_mode
 from index.store import Store
-from index.vectors.client import EmbeddingConfig, EmbeddingError, doctor
+from index.vectors.client import EmbeddingConfig, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
     from index.vectors.stage import VectorTier
@@ -79,10 +39,6 @@ if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that
 T = TypeVar("T")
 
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
-
-
-def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _rules(settings: dict[str, Any]) -> list[CitationRule]:
@@ -99,254 +55,6 @@ def _read(store_dir: str | None, as_json: bool, query: Callable[[Store], T]) -> 
         answer = query(store)
     _tier(as_json)
     return answer
-
-
-def _load(
-    store_dir: str | None,
-    wait: float,
-    paths: list[Path],
-    corpus: str,
-    *,
-    partial: bool,
-    reindex: bool,
-    as_json: bool,
-    quiet: bool,
-    embedding: EmbeddingConfig | None,
-) -> LoadReport:
-    """Load, then (with embeddings configured) embed what has no vector yet."""
-    with Store.open(store_dir, busy_timeout=wait) as store:
-        report = load_files(store, paths, corpus, partial=partial, reindex=reindex)
-        summary: dict[str, Any] = report.to_dict()
-        if not as_json and not quiet:
-            typer.echo(report.summary())
-        if embedding is not None:
-            try:
-                summary["vectors"] = _embed(store, embedding, reindex, as_json, quiet)
-            except EmbeddingError as exc:
-                if as_json:  # the load happened: say so on stdout, the failure on stderr
-                    done = exc.report.to_dict() if exc.report is not None else {}
-                    _echo_json({**summary, "vectors": {**done, "error": exc.reason}})
-                raise
-    if as_json:
-        _echo_json(summary)
-    return report
-
-
-def _rerun_with_reindex() -> str:
-    """This very command with --reindex: what to run when the vector identity changed."""
-    args = sys.argv[1:]
-    return shlex.join(["docs-flatten", *args] + ([] if "--reindex" in args else ["--reindex"]))
-
-
-def _refuse_other_identity(
-    store_dir: str | None, embedding: EmbeddingConfig | None, reindex: bool
-) -> None:
-    """Before flattening, crawling or loading: vectors of another identity are refused."""
-    if embedding is None or reindex:
-        return
-    try:
-        store = Store.open(store_dir, readonly=True)
-    except StoreError:
-        return  # no store yet, or one older than vectors: nothing to compare with
-    from index.vectors.storage import check_identity
-
-    with store:
-        check_identity(store.db, embedding, _rerun_with_reindex())
-
-
-def _embed(
-    store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
-) -> dict[str, Any]:
-    from index.vectors.backfill import embed_pending
-
-    try:
-        with Progress("embedding", enabled=not quiet and not as_json) as progress:
-            vectors = embed_pending(
-                store, embedding, reindex=reindex, reindex_command=_rerun_with_reindex(),
-                progress=lambda done, total: progress.update(done, total, "texts"),
-            )  # fmt: skip
-    except EmbeddingError as exc:
-        if exc.report is not None and exc.report.embedded:
-            typer.echo(exc.report.summary(), err=True)
-            exc.hint = (exc.hint + "; " if exc.hint else "") + (
-                f"the {exc.report.embedded:,} vectors embedded before the failure are kept: "
-                "run the same command again to resume"
-            )
-        raise
-    if not as_json and not quiet:
-        typer.echo(vectors.summary())
-    return vectors.to_dict()
-
-
-Partial = Annotated[
-    bool,
-    typer.Option(
-        "--partial",
-        help="Add and update only; keep documents "
-        "this run does not mention (default: the input is the whole corpus).",
-    ),
-]
-Reindex = Annotated[bool, typer.Option("--reindex", help="Drop the corpus and load it afresh.")]
-Wait = Annotated[
-    float,
-    typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
-]
-NoEmbed = Annotated[
-    bool, typer.Option("--no-embed", help="Load only; leave embedding for a later run.")
-]
-
-
-@app.command("index")
-@reports_errors
-def index_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="PATH...",
-            show_default=False,
-            help="JSONL files, - for stdin, or directories (flattened on the fly).",
-        ),
-    ],
-    corpus: Annotated[
-        str | None,
-        typer.Option(
-            "--corpus", show_default=False, help="Corpus name [default: the first path's name]."
-        ),
-    ] = None,
-    store_dir: StoreDir = None,
-    reindex: Reindex = False,
-    partial: Partial = False,
-    wait: Wait = 60.0,
-    kind: KindOption = Kind.docs,
-    include: Include = None,
-    exclude: Exclude = None,
-    max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
-    max_chars: MaxChars = DEFAULTS["max_chars"],
-    config: Config = None,
-    no_embed: NoEmbed = False,
-    base_url: BaseUrl = None,
-    model: Model = None,
-    api_key_env: ApiKeyEnv = None,
-    as_json: Json = False,
-    quiet: Quiet = False,
-) -> None:
-    """Load JSONL records (ours or foreign) or folders into the index, incrementally.
-
-    With embeddings configured, chunks without a vector are then embedded (resumably)."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
-    _refuse_other_identity(store_dir, embedding, reindex)
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
-    temporary: list[Path] = []
-    files: list[Path] = []
-    try:
-        for raw in paths:
-            if raw == "-":
-                temporary.append(spool_stdin())
-                files.append(temporary[-1])
-                continue
-            path = Path(raw)
-            if path.is_dir():
-                temporary.append(spool_records(_flatten_dir(path, options, quiet)))
-                files.append(temporary[-1])
-            elif path.is_file():
-                files.append(path)
-            else:
-                raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
-        name = corpus or _default_corpus(paths[0])
-        _load(store_dir, wait, files, name, partial=partial, reindex=reindex, as_json=as_json,
-              quiet=quiet, embedding=embedding)  # fmt: skip
-    finally:
-        for path in temporary:
-            path.unlink(missing_ok=True)
-
-
-def _flatten_dir(path: Path, options: FlattenOptions, quiet: bool) -> Any:
-    report = RunReport()
-    records = flatten_root(path, options, report)
-    yield from records
-    if not quiet:
-        typer.echo(report.summary(), err=True)
-
-
-def _default_corpus(first: str) -> str:
-    if first == "-":
-        return "default"
-    path = Path(first).resolve()
-    return path.stem if path.is_file() else path.name or "default"
-
-
-@app.command()
-@reports_errors
-def ingest(
-    corpus: Annotated[str, typer.Option("--corpus", help="Corpus name.")],
-    root: Root = None,
-    repo: Repo = None,
-    ref: Ref = None,
-    subdir: Subdir = None,
-    token_env: TokenEnv = None,
-    url: Url = None,
-    scope: Scope = None,
-    max_pages: MaxPages = CRAWL_DEFAULTS["max_pages"],
-    max_depth: MaxDepth = CRAWL_DEFAULTS["max_depth"],
-    concurrency: Concurrency = CRAWL_DEFAULTS["concurrency"],
-    delay: Delay = CRAWL_DEFAULTS["delay"],
-    timeout: Timeout = CRAWL_DEFAULTS["timeout"],
-    max_page_size: MaxPageSize = CRAWL_DEFAULTS["max_page_size"],
-    ignore_robots: IgnoreRobots = False,
-    no_sitemap: NoSitemap = False,
-    header: Header = None,
-    kind: KindOption = Kind.docs,
-    include: Include = None,
-    exclude: Exclude = None,
-    max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
-    max_chars: MaxChars = DEFAULTS["max_chars"],
-    workers: Workers = 0,
-    store_dir: StoreDir = None,
-    reindex: Reindex = False,
-    wait: Wait = 60.0,
-    config: Config = None,
-    no_embed: NoEmbed = False,
-    base_url: BaseUrl = None,
-    model: Model = None,
-    api_key_env: ApiKeyEnv = None,
-    as_json: Json = False,
-    quiet: Quiet = False,
-) -> None:
-    """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
-    _refuse_other_identity(store_dir, embedding, reindex)
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
-    crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
-                             max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
-
-    report = RunReport()
-    with Progress("ingest", enabled=not quiet) as progress:
-        records = source_records(root, repo, ref, subdir, token_env, options, report, progress,
-                                 url=url, crawling=crawling)  # fmt: skip
-        try:
-            spooled = spool_records(records)
-        finally:
-            close(records)
-    try:
-        if not quiet and not as_json:
-            typer.echo(report.summary(), err=True)
-        _load(
-            store_dir,
-            wait,
-            [spooled],
-            corpus,
-            partial=False,
-            reindex=reindex,
-            as_json=as_json,
-            quiet=quiet,
-            embedding=embedding,
-        )
-    finally:
-        spooled.unlink(missing_ok=True)
 
 
 def _print_results(response: SearchResponse, explain: bool = False) -> None:
@@ -391,8 +99,6 @@ def _vector_tier(
     return VectorTier(store, embedding)  # no request until a query needs one
 
 
-@app.command("search")
-@reports_errors
 def search_command(
     query: Annotated[
         str | None, typer.Argument(show_default=False, help="What to look for.")
@@ -449,7 +155,7 @@ def search_command(
                 vectors.close()
     _tier(as_json, response.tier)
     if as_json:
-        _echo_json([r.to_dict() for r in response.results])
+        echo_json([r.to_dict() for r in response.results])
     else:
         _print_results(response, explain)
 
@@ -471,8 +177,6 @@ def _search_many(
                           "results": results}))  # fmt: skip
 
 
-@app.command("eval")
-@reports_errors
 def eval_command(
     queries_file: Annotated[Path, typer.Option("--queries", help="JSONL of {id, query}.")],
     qrels: Annotated[Path, typer.Option("--qrels", help="Relevance judgments (TREC/BEIR).")],
@@ -521,15 +225,14 @@ def eval_command(
         _tier(as_json, line)
     summary = report.to_dict()
     if as_json:
-        _echo_json(summary)
+        echo_json(summary)
     else:
         typer.echo(" ".join(f"{key}={value}" for key, value in summary.items()))
     if min_ndcg is not None and report.ndcg < min_ndcg:
-        fail(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}")
+        raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
+                           reason="below-min-ndcg")  # fmt: skip
 
 
-@app.command("match", context_settings={"ignore_unknown_options": True})
-@reports_errors
 def match_command(
     words: Annotated[
         list[str],
@@ -548,7 +251,7 @@ def match_command(
     """The complete list of documents containing the words (empty means: not there)."""
     found = _read(store_dir, as_json, lambda s: queries.match(s, words, corpus=corpus, exact=exact))
     if as_json:
-        _echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
+        echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
         return
     if not found:
         typer.echo("no document contains " + " and ".join(words))
@@ -558,8 +261,6 @@ def match_command(
         )
 
 
-@app.command("words")
-@reports_errors
 def words_command(
     pattern: Annotated[str | None, typer.Argument(metavar="[REGEX]", show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
@@ -569,7 +270,7 @@ def words_command(
     """Vocabulary: each word, its stem, documents with the exact word and with any form."""
     found = _read(store_dir, as_json, lambda s: queries.words(s, pattern, limit=limit))
     if as_json:
-        _echo_json([w.to_dict() for w in found])
+        echo_json([w.to_dict() for w in found])
         return
     for w in found:
         typer.echo(
@@ -578,8 +279,6 @@ def words_command(
         )
 
 
-@app.command("sources")
-@reports_errors
 def sources_command(
     corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
 ) -> None:
@@ -589,7 +288,7 @@ def sources_command(
         store_dir, as_json, lambda s: queries.sources(s, corpus=corpus, rules=rules)
     )
     if as_json:
-        _echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
+        echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
         return
     for s in found:
         cited = f"  -> {s.citation}" if s.citation else ""
@@ -597,8 +296,6 @@ def sources_command(
     typer.echo(f"{len(found)} document(s); {unmapped} without a citation rule match")
 
 
-@app.command("show")
-@reports_errors
 def show_command(
     token: Annotated[str, typer.Argument(help="<source>#<ordinal>, as search prints it.")],
     corpus: Corpus = None,
@@ -610,9 +307,10 @@ def show_command(
     rules = _rules(load_config(config))
     chunk = _read(store_dir, as_json, lambda s: queries.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
-        fail(f"no chunk {token} in the index", hint="search prints tokens as <source>#<ordinal>")
+        raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
+                           hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
     if as_json:
-        _echo_json(chunk.to_dict())
+        echo_json(chunk.to_dict())
         return
     lines = f"  L{chunk.start_line}-{chunk.end_line}" if chunk.start_line else ""
     typer.echo(f"{chunk.token}  [{chunk.corpus}] {chunk.title}{lines}")
@@ -622,8 +320,6 @@ def show_command(
     typer.echo(chunk.content)
 
 
-@app.command("get")
-@reports_errors
 def get_command(
     source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
     offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
@@ -634,17 +330,16 @@ def get_command(
     """A whole document, in pages of about 12,000 characters."""
     page = _read(store_dir, as_json, lambda s: queries.get(s, source, offset=offset, corpus=corpus))
     if page is None:
-        fail(f"no document {source!r} in the index", hint="list them with docs-flatten sources")
+        raise FlattenError(f"no document {source!r} in the index", reason="no-document",
+                           hint="list them with docs-flatten sources")  # fmt: skip
     if as_json:
-        _echo_json(page.to_dict())
+        echo_json(page.to_dict())
         return
     typer.echo(page.text, nl=False)
     if page.next_offset is not None:
         typer.echo(f"\n[continues: docs-flatten get {source} --offset {page.next_offset}]")
 
 
-@app.command("toc")
-@reports_errors
 def toc_command(
     prefix: Annotated[str, typer.Argument(help="Only sources starting with this.")] = "",
     corpus: Corpus = None,
@@ -654,7 +349,7 @@ def toc_command(
     """Table of contents: documents and their sections."""
     entries = _read(store_dir, as_json, lambda s: queries.toc(s, prefix, corpus=corpus))
     if as_json:
-        _echo_json([e.to_dict() for e in entries])
+        echo_json([e.to_dict() for e in entries])
         return
     for entry in entries:
         typer.echo(f"{entry.source}" + (f"  ({entry.title})" if entry.title else ""))
@@ -662,8 +357,6 @@ def toc_command(
             typer.echo(f"  - {title}")
 
 
-@app.command("card")
-@reports_errors
 def card_command(
     budget: Annotated[int, typer.Option("--budget", min=50, help="Token budget.")] = 800,
     store_dir: StoreDir = None,
@@ -672,18 +365,16 @@ def card_command(
     """A deterministic, budget-bounded index card for an agent's prompt."""
     text = _read(store_dir, as_json, lambda s: queries.card(s, budget=budget))
     if as_json:
-        _echo_json({"card": text, "budget": budget})
+        echo_json({"card": text, "budget": budget})
     else:
         typer.echo(text, nl=False)
 
 
-@app.command("stats")
-@reports_errors
 def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
     info = _read(store_dir, as_json, queries.stats)
     if as_json:
-        _echo_json(info)
+        echo_json(info)
         return
     typer.echo(f"store: {info['store']} ({info['bytes'] / 1e6:.1f} MB)")
     for c in info["corpora"]:
@@ -698,8 +389,6 @@ def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
                    + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
 
 
-@app.command("doctor")
-@reports_errors
 def doctor_command(
     config: Config = None,
     base_url: BaseUrl = None,
@@ -715,7 +404,7 @@ def doctor_command(
                          "or pass --base-url and --model")  # fmt: skip
     report = doctor(embedding)
     if as_json:
-        _echo_json(report.to_dict())
+        echo_json(report.to_dict())
     else:
         typer.echo(f"server: {report.base_url}  model: {report.model}")
         if report.reachable:
@@ -727,4 +416,5 @@ def doctor_command(
             typer.echo(f"suggested query_prefix: {report.suggested_query_prefix!r}")
             typer.echo(f"suggested document_prefix: {report.suggested_document_prefix!r}")
     if not report.reachable:
-        fail(f"embeddings server not usable: {report.error}")
+        raise FlattenError(f"embeddings server not usable: {report.error}",
+                           reason="embeddings-unusable")  # fmt: skip
