@@ -288,7 +288,8 @@ def test_cli_index_search_json_queries_file_and_tier_line(tmp_path):
     loaded = run_cli("index", data, "--corpus", "docs", "--store", store_path)
     assert loaded.code == 0 and "4 added" in loaded.stdout
     human = run_cli("search", "rollbacks", "--store", store_path)
-    assert human.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert human.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert human.stdout.startswith("1. ")
     as_json = run_cli("search", "rollbacks", "--store", store_path, "--json")
     results = json.loads(as_json.stdout)
     assert "tier: lexical" in as_json.stderr
@@ -375,3 +376,15 @@ def test_documents_split_across_the_file_and_over_the_memory_budget(store, tmp_p
     assert show(store, "guide/deploy.md#2").content.startswith("Rollbacks")
     again = load_files(store, [path], "docs", hold_chars=10)
     assert again.unchanged == 3 and again.chunks == 0
+
+
+def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path):
+    store_path = tmp_path / "store"
+    write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
+    assert run_cli("index", tmp_path / "notes", "--corpus", "n", "--store", store_path).code == 0
+    page = run_cli("get", "a.md", "--store", store_path)
+    assert page.code == 0 and page.stdout == "# Alpha\nbody about zebras" and page.stderr == ""
+    for args in (("show", "a.md#1"), ("card",), ("toc",), ("stats",), ("words",),
+                 ("match", "zebras"), ("sources",)):  # fmt: skip
+        result = run_cli(*args, "--store", store_path)
+        assert result.code == 0 and "tier:" not in result.stdout + result.stderr, args

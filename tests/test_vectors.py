@@ -289,17 +289,17 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
     result = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64")  # fmt: skip
     assert result.code == 0, result.stderr
-    first = result.stdout.splitlines()[0]
+    first = result.stderr.splitlines()[0]
     assert first.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable: ")
     assert "1. ops/runbook.md#" in result.stdout
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "vector")  # fmt: skip
     assert_clean_failure(forced, 1, "vector search unavailable")
     lexical = run_cli("search", "kafka", "--store", indexed, "--tier", "lexical")
-    assert lexical.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert lexical.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "lexical")  # fmt: skip
-    assert forced.code == 0 and forced.stdout.startswith("tier: lexical (FTS5) - forced by --tier")
+    assert forced.code == 0 and forced.stderr.startswith("tier: lexical (FTS5) - forced by --tier")
     no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
     assert_clean_failure(no_vectors, 2, "--rerank mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")

@@ -1,6 +1,7 @@
-"""The query commands of `docs-flatten`: thin over `index.*`, formatting only.
+"""The query commands of `docs-flatten`: thin over `index.*`; `output` formats.
 
-Query commands print the tier line first (on stderr with --json, so stdout stays pure JSON).
+Ranked search (search, eval) says its tier on stderr; the other commands print exactly their
+content on stdout.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from flatten.cli import output
 from flatten.cli.options import (
     ApiKeyEnv,
     BaseUrl,
@@ -29,7 +31,7 @@ from index import documents as queries
 from index.citations import CitationRule, parse_rules
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
-from index.search import LEXICAL_TIER, TIERS, SearchResponse, search, search_mode
+from index.search import LEXICAL_TIER, TIERS, search, search_mode
 from index.store import Store
 from index.vectors.client import EmbeddingConfig, doctor
 
@@ -45,38 +47,10 @@ def _rules(settings: dict[str, Any]) -> list[CitationRule]:
     return parse_rules(settings.get("citations"))
 
 
-def _tier(as_json: bool, tier: str = LEXICAL_TIER) -> None:
-    typer.echo(tier, err=as_json)
-
-
-def _read(store_dir: str | None, as_json: bool, query: Callable[[Store], T]) -> T:
-    """A read-only query against the store, then the tier line (on stderr under --json)."""
+def _read(store_dir: str | None, query: Callable[[Store], T]) -> T:
+    """A read-only query against the store."""
     with Store.open(store_dir, readonly=True) as store:
-        answer = query(store)
-    _tier(as_json)
-    return answer
-
-
-def _print_results(response: SearchResponse, explain: bool = False) -> None:
-    if not response.results:
-        typer.echo("no results: nothing in the index matched this query")
-        return
-    for n, r in enumerate(response.results, start=1):
-        lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
-        vector = ""
-        if r.keyword_match is not None:
-            similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
-            vector = f" similarity={similarity} keyword={'yes' if r.keyword_match else 'no'}"
-        typer.echo(f"{n}. {r.token}  {lines}  [{r.corpus}] score={r.score:.4g}{vector}")
-        if explain:
-            typer.echo(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
-                       f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} (sum of 1/(k+rank)), "
-                       f"score {r.score:.6f} after the corpus weight")  # fmt: skip
-        typer.echo(f"   {r.title}" + (f"  ({' > '.join(r.section)})" if r.section else ""))
-        if r.citation:
-            typer.echo(f"   cite: {r.citation}")
-        if r.snippet:
-            typer.echo(f"   {r.snippet}")
+        return query(store)
 
 
 Tier = Annotated[
@@ -153,11 +127,11 @@ def search_command(
         finally:
             if vectors is not None:
                 vectors.close()
-    _tier(as_json, response.tier)
+    output.tier_line(response.tier)
     if as_json:
         echo_json([r.to_dict() for r in response.results])
     else:
-        _print_results(response, explain)
+        output.results(response, explain)
 
 
 def _search_many(
@@ -171,7 +145,7 @@ def _search_many(
         response = search(store, q.text, **options)
         if response.tier not in said:
             said.add(response.tier)
-            _tier(True, response.tier)
+            output.tier_line(response.tier)
         results = [r.to_dict() for r in response.results]
         typer.echo(dumps({"id": q.id, "query": q.text, "tier": response.tier,
                           "results": results}))  # fmt: skip
@@ -222,12 +196,12 @@ def eval_command(
             if vectors is not None:
                 vectors.close()
     for line in tiers or [LEXICAL_TIER]:
-        _tier(as_json, line)
+        output.tier_line(line)
     summary = report.to_dict()
     if as_json:
         echo_json(summary)
     else:
-        typer.echo(" ".join(f"{key}={value}" for key, value in summary.items()))
+        output.evaluation(summary)
     if min_ndcg is not None and report.ndcg < min_ndcg:
         raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
                            reason="below-min-ndcg")  # fmt: skip
@@ -249,16 +223,11 @@ def match_command(
     as_json: Json = False,
 ) -> None:
     """The complete list of documents containing the words (empty means: not there)."""
-    found = _read(store_dir, as_json, lambda s: queries.match(s, words, corpus=corpus, exact=exact))
+    found = _read(store_dir, lambda s: queries.match(s, words, corpus=corpus, exact=exact))
     if as_json:
         echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
         return
-    if not found:
-        typer.echo("no document contains " + " and ".join(words))
-    for doc in found:
-        typer.echo(
-            doc.source if paths_only else f"{doc.source}  [{doc.corpus}] {doc.chunks} chunk(s)"
-        )
+    output.matched(found, words, paths_only)
 
 
 def words_command(
@@ -268,15 +237,11 @@ def words_command(
     as_json: Json = False,
 ) -> None:
     """Vocabulary: each word, its stem, documents with the exact word and with any form."""
-    found = _read(store_dir, as_json, lambda s: queries.words(s, pattern, limit=limit))
+    found = _read(store_dir, lambda s: queries.words(s, pattern, limit=limit))
     if as_json:
         echo_json([w.to_dict() for w in found])
         return
-    for w in found:
-        typer.echo(
-            f"{w.word:<30} stem={w.stem:<24} exact={w.exact_documents} "
-            f"any-form={w.any_form_documents}"
-        )
+    output.vocabulary(found)
 
 
 def sources_command(
@@ -284,16 +249,11 @@ def sources_command(
 ) -> None:
     """Indexed documents with chunk counts, last indexed, and their mapped citation."""
     rules = _rules(load_config(config))
-    found, unmapped = _read(
-        store_dir, as_json, lambda s: queries.sources(s, corpus=corpus, rules=rules)
-    )
+    found, unmapped = _read(store_dir, lambda s: queries.sources(s, corpus=corpus, rules=rules))
     if as_json:
         echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
         return
-    for s in found:
-        cited = f"  -> {s.citation}" if s.citation else ""
-        typer.echo(f"{s.source}  [{s.corpus}] {s.chunks} chunk(s), {s.indexed_at}{cited}")
-    typer.echo(f"{len(found)} document(s); {unmapped} without a citation rule match")
+    output.sources(found, unmapped)
 
 
 def show_command(
@@ -305,19 +265,14 @@ def show_command(
 ) -> None:
     """One chunk by its token."""
     rules = _rules(load_config(config))
-    chunk = _read(store_dir, as_json, lambda s: queries.show(s, token, corpus=corpus, rules=rules))
+    chunk = _read(store_dir, lambda s: queries.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
         raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
                            hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
     if as_json:
         echo_json(chunk.to_dict())
         return
-    lines = f"  L{chunk.start_line}-{chunk.end_line}" if chunk.start_line else ""
-    typer.echo(f"{chunk.token}  [{chunk.corpus}] {chunk.title}{lines}")
-    if chunk.citation:
-        typer.echo(f"cite: {chunk.citation}")
-    typer.echo("")
-    typer.echo(chunk.content)
+    output.chunk(chunk)
 
 
 def get_command(
@@ -328,16 +283,14 @@ def get_command(
     as_json: Json = False,
 ) -> None:
     """A whole document, in pages of about 12,000 characters."""
-    page = _read(store_dir, as_json, lambda s: queries.get(s, source, offset=offset, corpus=corpus))
+    page = _read(store_dir, lambda s: queries.get(s, source, offset=offset, corpus=corpus))
     if page is None:
         raise FlattenError(f"no document {source!r} in the index", reason="no-document",
                            hint="list them with docs-flatten sources")  # fmt: skip
     if as_json:
         echo_json(page.to_dict())
         return
-    typer.echo(page.text, nl=False)
-    if page.next_offset is not None:
-        typer.echo(f"\n[continues: docs-flatten get {source} --offset {page.next_offset}]")
+    output.page(page, source)
 
 
 def toc_command(
@@ -347,14 +300,11 @@ def toc_command(
     as_json: Json = False,
 ) -> None:
     """Table of contents: documents and their sections."""
-    entries = _read(store_dir, as_json, lambda s: queries.toc(s, prefix, corpus=corpus))
+    entries = _read(store_dir, lambda s: queries.toc(s, prefix, corpus=corpus))
     if as_json:
         echo_json([e.to_dict() for e in entries])
         return
-    for entry in entries:
-        typer.echo(f"{entry.source}" + (f"  ({entry.title})" if entry.title else ""))
-        for title in entry.sections:
-            typer.echo(f"  - {title}")
+    output.toc(entries)
 
 
 def card_command(
@@ -363,7 +313,7 @@ def card_command(
     as_json: Json = False,
 ) -> None:
     """A deterministic, budget-bounded index card for an agent's prompt."""
-    text = _read(store_dir, as_json, lambda s: queries.card(s, budget=budget))
+    text = _read(store_dir, lambda s: queries.card(s, budget=budget))
     if as_json:
         echo_json({"card": text, "budget": budget})
     else:
@@ -372,21 +322,11 @@ def card_command(
 
 def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
-    info = _read(store_dir, as_json, queries.stats)
+    info = _read(store_dir, queries.stats)
     if as_json:
         echo_json(info)
         return
-    typer.echo(f"store: {info['store']} ({info['bytes'] / 1e6:.1f} MB)")
-    for c in info["corpora"]:
-        origin = f" from {c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
-        typer.echo(f"corpus {c['name']}: {c['documents']} documents, {c['chunks']} chunks{origin}")
-    typer.echo("kinds: " + ", ".join(f"{k} {v}" for k, v in info["kinds"].items()))
-    if vectors := info["vectors"]:
-        skipped = ", ".join(f"{n} {why}" for why, n in vectors["chunksSkipped"].items())
-        typer.echo(f"vectors: {vectors['vectors']:,} of model={vectors['model']} "
-                   f"dim={vectors['dimension']}; chunks with a vector "
-                   f"{vectors['chunksWithVector']:,}, pending {vectors['chunksPending']:,}"
-                   + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
+    output.stats(info)
 
 
 def doctor_command(
@@ -406,15 +346,7 @@ def doctor_command(
     if as_json:
         echo_json(report.to_dict())
     else:
-        typer.echo(f"server: {report.base_url}  model: {report.model}")
-        if report.reachable:
-            typer.echo(f"reachable: yes  dimension: {report.dimension}  "
-                       f"normalised: {'yes' if report.normalized else 'no'}")  # fmt: skip
-            typer.echo("latency per batch of 8: " + ", ".join(f"{ms} ms" for ms in
-                                                              report.batch_latency_ms))  # fmt: skip
-        if report.suggested_query_prefix:
-            typer.echo(f"suggested query_prefix: {report.suggested_query_prefix!r}")
-            typer.echo(f"suggested document_prefix: {report.suggested_document_prefix!r}")
+        output.doctor(report)
     if not report.reachable:
         raise FlattenError(f"embeddings server not usable: {report.error}",
                            reason="embeddings-unusable")  # fmt: skip
