@@ -198,16 +198,23 @@ def test_deploy_finds_deployments_although_porter_splits_the_family(store, tmp_p
     assert search(store, "deploy").results[0].token == "guide/deploy.md#1"
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=200))
-def test_no_query_string_raises(tmp_path_factory, text):
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """One store with documents in it, shared: queries against it exercise the planner."""
     path = tmp_path_factory.mktemp("q")
     with Store.open(path) as opened:
-        search(opened, text)
-        try:
-            match(opened, text.split() or ["x"])
-        except UsageError:  # only "-word" exclusions and nothing to find: said plainly
-            assert all(w.startswith("-") or not w.strip() for w in text.split())
+        load_files(opened, [jsonl(path / "docs.jsonl", DOCS)], "docs")
+        yield opened
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_no_query_string_raises(loaded, text):
+    search(loaded, text)
+    try:
+        match(loaded, text.split() or ["x"])
+    except UsageError:  # only "-word" exclusions and nothing to find: said plainly
+        assert all(w.startswith("-") or not w.strip() for w in text.split())
 
 
 def test_terminal_control_sequences_are_stripped_from_results(store, tmp_path):
