@@ -41,6 +41,10 @@ _EXPORTS = {
     "LoadReport": "index.loader",
     "load_files": "index.loader",
     "load_records": "index.loader",
+    "IngestOptions": "index.ingest",
+    "IngestReport": "index.ingest",
+    "ingest_files": "index.ingest",
+    "ingest_records": "index.ingest",
     "get": "index.documents",
     "match": "index.documents",
     "show": "index.documents",
@@ -57,6 +61,8 @@ __all__ = [
     "EmbeddingConfig",
     "EmbeddingError",
     "IdentityMismatch",
+    "IngestOptions",
+    "IngestReport",
     "Knowledge",
     "LoadReport",
     "SearchResponse",
@@ -67,6 +73,8 @@ __all__ = [
     "cite",
     "embed_pending",
     "get",
+    "ingest_files",
+    "ingest_records",
     "load_files",
     "load_records",
     "match",
@@ -91,6 +99,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.citations import CitationRule, cite, parse_rules
     from index.documents import get, match, show, sources, toc
     from index.errors import ConfigError, StoreError
+    from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records
     from index.loader import LoadReport, load_files, load_records
     from index.store import Store
     from index.vectors.backfill import EmbedReport, embed_pending

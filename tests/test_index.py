@@ -395,3 +395,18 @@ def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path)
                  ("match", "zebras"), ("sources",)):  # fmt: skip
         result = run_cli(*args, "--store", store_path)
         assert result.code == 0 and "tier:" not in result.stdout + result.stderr, args
+
+
+def test_ingest_is_one_library_call_from_records_to_a_loaded_store(tmp_path):
+    from flatten import FlattenOptions, flatten_root
+    from index.ingest import ingest_records
+
+    write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n", "b.md": "# Beta\nyaks\n"})
+    first = ingest_records(tmp_path / "store", flatten_root(tmp_path / "notes", FlattenOptions()),
+                           "notes")  # fmt: skip
+    again = ingest_records(tmp_path / "store", flatten_root(tmp_path / "notes", FlattenOptions()),
+                           "notes")  # fmt: skip
+    assert (first.load.added, again.load.unchanged, first.vectors) == (2, 2, None)
+    assert first.to_dict()["corpus"] == "notes" and "vectors" not in first.to_dict()
+    with Store.open(tmp_path / "store", readonly=True) as opened:
+        assert [d.source for d in match(opened, ["zebras"])] == ["a.md"]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -54,79 +55,37 @@ from flatten.errors import UsageError
 from flatten.pipeline import FlattenOptions, flatten_root
 from flatten.progress import Progress
 from flatten.report import RunReport
-from index.errors import StoreError
-from index.loader import LoadReport, load_files, spool_records, spool_stdin
-from index.store import Store
-from index.vectors.client import EmbeddingConfig, EmbeddingError
-
-if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
-    pass
+from index.ingest import IngestOptions, ingest_files, refuse_other_identity
+from index.loader import LoadReport, spool_records, spool_stdin
+from index.vectors.client import EmbeddingError
 
 
 def _load(
     store_dir: str | None,
-    wait: float,
-    paths: list[Path],
+    files: list[Path],
     corpus: str,
+    options: IngestOptions,
     *,
-    partial: bool,
-    reindex: bool,
     as_json: bool,
     quiet: bool,
-    embedding: EmbeddingConfig | None,
-) -> LoadReport:
-    """Load, then (with embeddings configured) embed what has no vector yet."""
-    with Store.open(store_dir, busy_timeout=wait) as store:
-        report = load_files(store, paths, corpus, partial=partial, reindex=reindex)
-        summary: dict[str, Any] = report.to_dict()
-        if not as_json and not quiet:
-            typer.echo(report.summary())
-        if embedding is not None:
-            try:
-                summary["vectors"] = _embed(store, embedding, reindex, as_json, quiet)
-            except EmbeddingError as exc:
-                if as_json:  # the load happened: say so on stdout, the failure on stderr
-                    done = exc.report.to_dict() if exc.report is not None else {}
-                    echo_json({**summary, "vectors": {**done, "error": exc.reason}})
-                raise
-    if as_json:
-        echo_json(summary)
-    return report
-
-
-def _rerun_with_reindex() -> str:
-    """This very command with --reindex: what to run when the vector identity changed."""
-    args = sys.argv[1:]
-    return shlex.join(["docs-flatten", *args] + ([] if "--reindex" in args else ["--reindex"]))
-
-
-def _refuse_other_identity(
-    store_dir: str | None, embedding: EmbeddingConfig | None, reindex: bool
 ) -> None:
-    """Before flattening, crawling or loading: vectors of another identity are refused."""
-    if embedding is None or reindex:
-        return
-    try:
-        store = Store.open(store_dir, readonly=True)
-    except StoreError:
-        return  # no store yet, or one older than vectors: nothing to compare with
-    from index.vectors.storage import check_identity
+    """Load, then (with embeddings configured) embed what has no vector yet; say what was done."""
+    talk = not as_json and not quiet
+    progress = Progress("embedding", enabled=talk)
 
-    with store:
-        check_identity(store.db, embedding, _rerun_with_reindex())
+    def loaded(report: LoadReport) -> None:
+        if talk:
+            typer.echo(report.summary())
+        if options.embedding is not None:
+            stack.enter_context(progress)  # the bar shows while embedding, not while loading
 
-
-def _embed(
-    store: Store, embedding: EmbeddingConfig, reindex: bool, as_json: bool, quiet: bool
-) -> dict[str, Any]:
-    from index.vectors.backfill import embed_pending
+    def embedded(done: int, total: int) -> None:
+        progress.update(done, total, "texts")
 
     try:
-        with Progress("embedding", enabled=not quiet and not as_json) as progress:
-            vectors = embed_pending(
-                store, embedding, reindex=reindex, reindex_command=_rerun_with_reindex(),
-                progress=lambda done, total: progress.update(done, total, "texts"),
-            )  # fmt: skip
+        with contextlib.ExitStack() as stack:
+            report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
+                                  progress=embedded)  # fmt: skip
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:
             typer.echo(exc.report.summary(), err=True)
@@ -134,10 +93,36 @@ def _embed(
                 f"the {exc.report.embedded:,} vectors embedded before the failure are kept: "
                 "run the same command again to resume"
             )
+        ingest = getattr(exc, "ingest", None)
+        if as_json and ingest is not None:  # the load happened: say so on stdout
+            done = exc.report.to_dict() if exc.report is not None else {}
+            echo_json({**ingest.load.to_dict(), "vectors": {**done, "error": exc.reason}})
         raise
-    if not as_json and not quiet:
-        typer.echo(vectors.summary())
-    return vectors.to_dict()
+    if talk and report.vectors is not None:
+        typer.echo(report.vectors.summary())
+    if as_json:
+        echo_json(report.to_dict())
+
+
+def _ingest_options(
+    store_dir: str | None, config: Path | None, no_embed: bool, base_url: str | None,
+    model: str | None, api_key_env: str | None, *, partial: bool, reindex: bool, wait: float,
+) -> IngestOptions:  # fmt: skip
+    """The load settings from the flags; vectors of another identity refused here, before any
+    flattening or crawling."""
+    embedding = None
+    if not no_embed:
+        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+    options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
+                            reindex_command=_rerun_with_reindex())  # fmt: skip
+    refuse_other_identity(store_dir, options)
+    return options
+
+
+def _rerun_with_reindex() -> str:
+    """This very command with --reindex: what to run when the vector identity changed."""
+    args = sys.argv[1:]
+    return shlex.join(["docs-flatten", *args] + ([] if "--reindex" in args else ["--reindex"]))
 
 
 Partial = Annotated[
@@ -193,10 +178,8 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
-    _refuse_other_identity(store_dir, embedding, reindex)
+    loading = _ingest_options(store_dir, config, no_embed, base_url, model, api_key_env,
+                              partial=partial, reindex=reindex, wait=wait)  # fmt: skip
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
     temporary: list[Path] = []
     files: list[Path] = []
@@ -215,8 +198,7 @@ def index_command(
             else:
                 raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
         name = corpus or _default_corpus(paths[0])
-        _load(store_dir, wait, files, name, partial=partial, reindex=reindex, as_json=as_json,
-              quiet=quiet, embedding=embedding)  # fmt: skip
+        _load(store_dir, files, name, loading, as_json=as_json, quiet=quiet)
     finally:
         for path in temporary:
             path.unlink(missing_ok=True)
@@ -273,10 +255,8 @@ def ingest_command(
     quiet: Quiet = False,
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
-    _refuse_other_identity(store_dir, embedding, reindex)
+    loading = _ingest_options(store_dir, config, no_embed, base_url, model, api_key_env,
+                              partial=False, reindex=reindex, wait=wait)  # fmt: skip
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
@@ -292,16 +272,6 @@ def ingest_command(
     try:
         if not quiet and not as_json:
             typer.echo(report.summary(), err=True)
-        _load(
-            store_dir,
-            wait,
-            [spooled],
-            corpus,
-            partial=False,
-            reindex=reindex,
-            as_json=as_json,
-            quiet=quiet,
-            embedding=embedding,
-        )
+        _load(store_dir, [spooled], corpus, loading, as_json=as_json, quiet=quiet)
     finally:
         spooled.unlink(missing_ok=True)
