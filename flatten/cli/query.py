@@ -27,7 +27,7 @@ from flatten.cli.output import echo_json
 from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
 from flatten.writer import dumps
-from index import documents as queries
+from index import documents
 from index.citations import CitationRule, parse_rules
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
@@ -223,7 +223,7 @@ def match_command(
     as_json: Json = False,
 ) -> None:
     """The complete list of documents containing the words (empty means: not there)."""
-    found = _read(store_dir, lambda s: queries.match(s, words, corpus=corpus, exact=exact))
+    found = _read(store_dir, lambda s: documents.match(s, words, corpus=corpus, exact=exact))
     if as_json:
         echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
         return
@@ -237,7 +237,7 @@ def words_command(
     as_json: Json = False,
 ) -> None:
     """Vocabulary: each word, its stem, documents with the exact word and with any form."""
-    found = _read(store_dir, lambda s: queries.words(s, pattern, limit=limit))
+    found = _read(store_dir, lambda s: documents.words(s, pattern, limit=limit))
     if as_json:
         echo_json([w.to_dict() for w in found])
         return
@@ -249,7 +249,7 @@ def sources_command(
 ) -> None:
     """Indexed documents with chunk counts, last indexed, and their mapped citation."""
     rules = _rules(load_config(config))
-    found, unmapped = _read(store_dir, lambda s: queries.sources(s, corpus=corpus, rules=rules))
+    found, unmapped = _read(store_dir, lambda s: documents.sources(s, corpus=corpus, rules=rules))
     if as_json:
         echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
         return
@@ -265,7 +265,7 @@ def show_command(
 ) -> None:
     """One chunk by its token."""
     rules = _rules(load_config(config))
-    chunk = _read(store_dir, lambda s: queries.show(s, token, corpus=corpus, rules=rules))
+    chunk = _read(store_dir, lambda s: documents.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
         raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
                            hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
@@ -283,7 +283,7 @@ def get_command(
     as_json: Json = False,
 ) -> None:
     """A whole document, in pages of about 12,000 characters."""
-    page = _read(store_dir, lambda s: queries.get(s, source, offset=offset, corpus=corpus))
+    page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
     if page is None:
         raise FlattenError(f"no document {source!r} in the index", reason="no-document",
                            hint="list them with docs-flatten sources")  # fmt: skip
@@ -300,7 +300,7 @@ def toc_command(
     as_json: Json = False,
 ) -> None:
     """Table of contents: documents and their sections."""
-    entries = _read(store_dir, lambda s: queries.toc(s, prefix, corpus=corpus))
+    entries = _read(store_dir, lambda s: documents.toc(s, prefix, corpus=corpus))
     if as_json:
         echo_json([e.to_dict() for e in entries])
         return
@@ -313,7 +313,7 @@ def card_command(
     as_json: Json = False,
 ) -> None:
     """A deterministic, budget-bounded index card for an agent's prompt."""
-    text = _read(store_dir, lambda s: queries.card(s, budget=budget))
+    text = _read(store_dir, lambda s: documents.card(s, budget=budget))
     if as_json:
         echo_json({"card": text, "budget": budget})
     else:
@@ -322,7 +322,7 @@ def card_command(
 
 def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
-    info = _read(store_dir, queries.stats)
+    info = _read(store_dir, documents.stats)
     if as_json:
         echo_json(info)
         return
