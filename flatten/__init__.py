@@ -11,9 +11,9 @@ repository) and `flatten_url` (a documentation site) each yield v1 records.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from flatten._lazy import lazy_getattr
 from flatten._version import __version__
 
 # Public name -> module, loaded on first use: `import flatten.errors` (as `index` and `crawl` do)
@@ -54,12 +54,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'flatten' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly

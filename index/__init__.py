@@ -17,8 +17,9 @@ MCP tools do (framed, capped, secret-free JSON).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flatten._lazy import lazy_getattr
 
 # Eager: `search` is also the name of its module, which would shadow the function on the
 # package once `index.search` is imported anywhere.
@@ -86,12 +87,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'index' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
