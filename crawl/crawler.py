@@ -24,7 +24,7 @@ import httpx
 
 from crawl.extract import extract
 from crawl.urls import Scope, looks_non_html, normalize, resolve
-from flatten import __version__
+from flatten._version import __version__
 from flatten.errors import FlattenError
 from flatten.hashing import sha256_hex
 from flatten.retry import retry_after_seconds

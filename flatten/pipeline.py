@@ -281,8 +281,7 @@ def flatten_url(
     Pages come in URL order; `source` and `url` are the page URL; the markdown slicer gives
     sections with the page's own heading ids as anchors.
     """
-    # Imported here: crawl uses flatten's errors and hashing, so a module-level import would
-    # be circular.
+    # Imported here: the crawler brings httpx and selectolax, which only --url needs.
     from crawl.crawler import CrawlError, CrawlReport, crawl
 
     options = options or FlattenOptions()

@@ -1,12 +1,7 @@
-"""The `docs-flatten` command: argument parsing and output over the library API, nothing more.
-
-Data goes to stdout, diagnostics to stderr. Exit codes: 0 ok, 1 the run failed, 2 usage error.
-Every failure prints what was wrong and what to do; no traceback reaches the user.
-"""
+"""`docs-flatten flatten`: a folder, repository or site to JSONL records on stdout or a file."""
 
 from __future__ import annotations
 
-import signal
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -14,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from flatten import __version__
-from flatten.cli_common import (
+from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     Concurrency,
@@ -42,11 +36,9 @@ from flatten.cli_common import (
     TokenEnv,
     Url,
     Workers,
-    app,
     close,
     crawl_options,
     flatten_options,
-    reports_errors,
     source_records,
 )  # fmt: skip
 from flatten.profiles import PROFILES
@@ -62,18 +54,7 @@ class Format(StrEnum):
     haystack = "haystack"
 
 
-@app.callback(invoke_without_command=True)
-def _root(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-) -> None:
-    if version:
-        typer.echo(f"docs-flatten {__version__}")
-        raise typer.Exit(0)
-
-
-@app.command()
-@reports_errors
-def flatten(
+def flatten_command(
     root: Root = None,
     repo: Repo = None,
     ref: Ref = None,
@@ -128,20 +109,3 @@ def flatten(
             write_json(report.to_dict(), report_path)
     if not quiet:
         typer.echo(report.summary(), err=True)
-
-
-# The index and query commands register themselves on the same app.
-from flatten import cli_index, cli_mcp  # noqa: E402, F401
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # run the same clean-up as Ctrl-C
-
-
-def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
-    app()
-
-
-if __name__ == "__main__":
-    main()
