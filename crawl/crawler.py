@@ -334,9 +334,10 @@ class _Crawler:
             raise _Skip("redirect-loop", f"{what}: more than {MAX_REDIRECTS} redirects")
         text = body.decode("utf-8", errors="replace")
         if more:
-            text = text[: text.rfind("\n") + 1]  # whole lines only: never half a rule
+            if what == "robots.txt":
+                text = text[: text.rfind("\n") + 1]  # whole lines only: never half a rule
             self.report.note(url, f"{what} over {self.options.max_page_bytes} bytes: "
-                                  "only the lines before the cap were read")  # fmt: skip
+                                  "only what came before the cap was read")  # fmt: skip
         return response.status_code, text
 
     async def _load_robots(self) -> None:

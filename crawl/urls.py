@@ -94,6 +94,17 @@ def looks_non_html(url: str) -> bool:
     return suffix in NON_HTML_SUFFIXES
 
 
+def _parsed(url: str) -> str:
+    """The normal form of a URL the user gave, or a usage error that says what is wrong."""
+    try:
+        return normalize(url)
+    except ValueError as exc:
+        raise UsageError(
+            f"not a valid URL: {url!r} ({exc})", reason="bad-url",
+            hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
+        ) from None  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Scope:
     """Same scheme, host and port, and a path prefix matched on whole segments."""
@@ -104,15 +115,9 @@ class Scope:
 
     @classmethod
     def for_seed(cls, seed: str, prefix: str | None = None) -> Scope:
-        try:
-            parts = urlsplit(normalize(seed))
-            if prefix is not None and prefix.startswith(("http://", "https://")):
-                prefix = urlsplit(normalize(prefix)).path
-        except ValueError as exc:
-            raise UsageError(
-                f"not a valid URL: {exc}", reason="bad-url",
-                hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
-            ) from None  # fmt: skip
+        parts = urlsplit(_parsed(seed))
+        if prefix is not None and prefix.startswith(("http://", "https://")):
+            prefix = urlsplit(_parsed(prefix)).path
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UsageError(f"not an http(s) URL: {seed!r}", reason="bad-url")
         if prefix is None:
