@@ -121,6 +121,7 @@ class RunReport:
                 + (", TRUNCATED by a bound (see --max-pages, --max-depth)"
                    if self.crawl["truncated"] else "")
             )  # fmt: skip
+            lines.extend(f"crawl: {n['note']} ({n['url']})" for n in self.crawl.get("notes", []))
         if self.redactions:
             lines.append(f"secrets redacted: {counts(self.redactions)}")
         if self.notes:
