@@ -18,6 +18,7 @@ from flatten.cli_common import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     Concurrency,
+    Config,
     Delay,
     Exclude,
     Header,
@@ -48,6 +49,7 @@ from flatten.cli_common import (
     reports_errors,
     source_records,
 )  # fmt: skip
+from flatten.config import load_config
 from flatten.errors import FlattenError
 from flatten.profiles import PROFILES
 from flatten.progress import Progress
@@ -102,10 +104,12 @@ def flatten(
     report_path: Annotated[Path | None, typer.Option("--report", metavar="FILE",
                            show_default=False, help="Write the run report as JSON.")] = None,
     workers: Workers = 0,
+    config: Config = None,
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers,
+                              load_config(config))  # fmt: skip
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
     report = RunReport(source=str(root or repo or url))

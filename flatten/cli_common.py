@@ -22,6 +22,7 @@ from flatten.pipeline import (
 )
 from flatten.record import Record
 from flatten.report import RunReport
+from flatten.secrets import RedactionRules
 from index.embeddings import EmbeddingConfig
 from slicers import DEFAULT_MAX_CHARS
 
@@ -268,7 +269,9 @@ def flatten_options(
     max_file_size: str,
     max_chars: int,
     workers: int,
+    settings: dict[str, Any],
 ) -> FlattenOptions:
+    """The flags, plus the `redaction:` section of the loaded config."""
     return FlattenOptions(
         kind=kind.value,
         include=tuple(include or ()),
@@ -276,6 +279,7 @@ def flatten_options(
         max_file_size=parse_size(max_file_size) if max_file_size else DEFAULT_MAX_FILE_SIZE,
         max_chars=max_chars,
         workers=workers,
+        redaction=RedactionRules.from_config(settings.get("redaction")),
     )
 
 

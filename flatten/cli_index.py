@@ -233,11 +233,12 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
+    settings = load_config(config)
     embedding = None
     if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        embedding = embedding_config(settings, base_url, model, api_key_env)
     _refuse_other_identity(store_dir, embedding, reindex)
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0, settings)
     temporary: list[Path] = []
     files: list[Path] = []
     try:
@@ -315,11 +316,12 @@ def ingest(
     quiet: Quiet = False,
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
+    settings = load_config(config)
     embedding = None
     if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        embedding = embedding_config(settings, base_url, model, api_key_env)
     _refuse_other_identity(store_dir, embedding, reindex)
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers, settings)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
 
