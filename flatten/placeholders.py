@@ -64,7 +64,7 @@ _CODE = re.compile(
     r"|^_?(?:[A-Z][a-z0-9]+){2,}$"  # a type: AttributeEventToken
     r"|^[(\[{](?!.*[)\]}]$)"  # the start of a code expression: `(lambda:`
 )
-_LONGEST_WORDY = 256  # word rules only for short values; long ones are data, not prose
+_LONGEST_WORDY = 256  # word and code rules only for short values; long ones are data
 
 
 def is_placeholder(value: str) -> bool:
@@ -86,6 +86,8 @@ def is_non_value(value: str, *, quoted: bool = False) -> bool:
     """What an assigned value can be besides a secret or a placeholder: a boolean, null, short
     number, colour, type name or plain word, or (unquoted) code: `os.environ["X"]`, `f()`,
     `identity_token`, `AttributeEventToken`. Neither redacted nor counted."""
+    if len(value) > _LONGEST_WORDY:
+        return False
     return bool(_NON_VALUE.match(value) or (not quoted and _CODE.match(value)))
 
 

@@ -182,7 +182,8 @@ def _data_values(
         return
     child_col: int | None = None
     block_col: int | None = None  # inside a multi-line value deeper than this column
-    for child in document[at + 1 :]:
+    for j in range(at + 1, len(document)):  # by index: slicing per data key would be quadratic
+        child = document[j]
         stripped = child.content.strip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -36,15 +36,23 @@ class TokenPattern:
     needles: tuple[str, ...]  # one must occur in the text (lower-cased text when `fold`)
     regex: re.Pattern[str]
     fold: bool = False
+    # Where a slow pattern may match, found fast in the case-folded text; the pattern then runs
+    # on those lines only (a pass of a literal-led regex costs a fraction of a full match).
+    trigger: re.Pattern[str] | None = None
     assignment: bool = False  # a bare value may be a non-value (`true`) or code (`os.environ`)
     context: tuple[str, ...] = ()  # one must occur shortly before the match (`curl` for `-u`)
 
 
-def _p(kind: str, needles: tuple[str, ...], regex: str, **kw: object) -> TokenPattern:
-    return TokenPattern(kind, needles, re.compile(regex), **kw)  # type: ignore[arg-type]
+def _p(
+    kind: str, needles: tuple[str, ...], regex: str, *, trigger: str | None = None, **kw: object
+) -> TokenPattern:
+    found = re.compile(trigger) if trigger else None
+    return TokenPattern(kind, needles, re.compile(regex), trigger=found, **kw)  # type: ignore[arg-type]
 
 
 _ASSIGN_NEEDLES = ("pass", "secret", "token", "key", "credential")
+# Every assignment pattern below ends its key with one of these words, then a separator.
+_ASSIGN_TRIGGER = r"(?:password|passwd|passphrase|secret|token|credentials?|key)[\"']?[ \t]*[:=]"
 
 # Order is priority: where two matches overlap, the earlier pattern wins.
 PATTERNS: tuple[TokenPattern, ...] = (
@@ -67,40 +75,42 @@ PATTERNS: tuple[TokenPattern, ...] = (
        r"(?i)\b(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[^;\s\"'`]+)", fold=True),
     _p("azure-sas-signature", ("sig=",), r"[?&]sig=(?P<secret>[^&\s\"'`#<>]+)"),
     _p("url-password", ("://",),
-       r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'`<>]*:(?P<secret>[^\s/?#\"'`<>]+)@"),
+       r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'`<>]*:(?P<secret>[^\s/?#\"'`<>]+)@",
+       trigger=r"://[^\s:/?#@\"'`<>]*:[^\s/?#\"'`<>]+@"),
     _p("auth-header", ("authorization",),
        r"(?i)\bauthorization[ \t]*:[ \t]*(?:bearer|basic|token|bot)[ \t]+"
-       r"(?P<secret>[^\s\"'`]+)", fold=True),
+       r"(?P<secret>[^\s\"'`]+)", fold=True, trigger="authorization"),
     _p("npmrc-auth", ("_auth", "_password"),
        rf"(?m)(?:^[ \t]*|:)(?:_authToken|_auth|_password)[ \t]*=[ \t]*{_VALUE}"),
-    _p("cli-password", ("-p",), r"(?<=[ \t])-p(?P<secret>[^\s\"'`-][^\s\"'`]*)",
-       context=("mysql", "mariadb")),
-    _p("cli-password", ("-p",), rf"(?<=[ \t])-p[ \t]+{_CLI_VALUE}",
-       context=("login", "sshpass")),
-    _p("cli-password", ("-u", "--user"),
+    _p("cli-password", ("mysql", "mariadb"), r"(?<=[ \t])-p(?P<secret>[^\s\"'`-][^\s\"'`]*)",
+       context=("mysql", "mariadb"), trigger="-p"),
+    _p("cli-password", ("login", "sshpass"), rf"(?<=[ \t])-p[ \t]+{_CLI_VALUE}",
+       context=("login", "sshpass"), trigger="-p"),
+    _p("cli-password", ("curl",),
        r"(?<!\S)(?:-u[ \t]*|--user[ \t]+|--user=)[\"']?[^\s:\"'`]*:(?P<secret>[^\s\"'`]+)",
-       assignment=True, context=("curl",)),
+       assignment=True, context=("curl",), trigger="-u"),
     _p("cli-password", ("--",),
        r"(?i)(?<!\S)--(?:[\w-]*-)?(?:password|passwd|token|secret|api-?key|client-secret)"
-       rf"[ \t]+{_CLI_VALUE}", fold=True, assignment=True),
+       rf"[ \t]+{_CLI_VALUE}", fold=True, assignment=True,
+       trigger=r"--(?:[\w-]*-)?(?:password|passwd|token|secret|api-?key|client-secret)[ \t]"),
     # `password: x` at a line start: the value is the rest of the line (bar a comment), and a
     # line that goes on in words is prose (a docstring's `password: the user's password`).
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*:[ \t]*(?:{_QUOTED}"
        rf"|(?P<bare>[^\s\"'`#][^\s\"'`]*)(?=[ \t]*(?:[ \t]\#[^{_NL}]*)?$))",
-       fold=True, assignment=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
     # `db.password=x`, `export DB_PASSWORD=x`, `password = "x"`, `token := x` at a line start.
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*(?::=|=>|=)[ \t]*(?!=){_VALUE}",
-       fold=True, assignment=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
     # Mid-line: a quoted value (`"password": "x"`, `connect(password="x")`) ...
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"""(?i)(?<![\w.-])["']?{_KEY}["']?{_SEP}{_QUOTED}""",
-       fold=True, assignment=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
     # ... or `key=value` with no spaces (`--password=x`, `?token=x&`, `PGPASSWORD=x psql`).
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im)(?:(?<=[\s?&;,(])|^)(?:--?)?{_KEY}=(?!=)(?P<bare>[^\s\"'`&]+)",
-       fold=True, assignment=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
 )  # fmt: skip
 
 VALUE_GROUPS = ("secret", "dq", "sq", "bare")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import string
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ REDACTION_MARK = "[REDACTED:"
 _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _LINE_BREAK = re.compile(f"[{re.escape(LINE_BREAKS)}]")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 @dataclass(frozen=True)
@@ -134,14 +136,10 @@ def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
         yield _findings("private-key", text, private_key_spans(text), rules)
     if "Secret" in text and "ata" in text:
         yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
-    folded: str | None = None
+    scan = _Scan(text)
     for pattern in PATTERNS:
-        if pattern.fold and folded is None:
-            folded = text.lower()
-        haystack = folded if pattern.fold else text
-        assert haystack is not None
-        if any(needle in haystack for needle in pattern.needles):
-            yield list(_pattern_findings(pattern, text, rules))
+        if scan.has_any(pattern.needles, pattern.fold):
+            yield list(_pattern_findings(pattern, scan, rules))
     for custom in rules.patterns:
         yield list(_custom_findings(custom, text, rules))
 
@@ -154,8 +152,49 @@ def _findings(kind: str, text: str, spans: Iterable[Any], rules: RedactionRules)
     ]
 
 
-def _pattern_findings(pattern: TokenPattern, text: str, rules: RedactionRules) -> Iterator[Finding]:
-    for match in pattern.regex.finditer(text):
+class _Scan:
+    """One text under scan, with what several patterns share computed once: the case-folded
+    text, which needles occur, and the lines a trigger points at."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        folded = text.lower()  # may lengthen a few non-ASCII letters: then fold ASCII only
+        self.folded = folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
+        self._present: dict[tuple[tuple[str, ...], bool], bool] = {}
+        self._lines: dict[re.Pattern[str], list[tuple[int, int]]] = {}
+
+    def has_any(self, needles: tuple[str, ...], fold: bool) -> bool:
+        key = (needles, fold)
+        if key not in self._present:
+            haystack = self.folded if fold else self.text
+            self._present[key] = any(needle in haystack for needle in needles)
+        return self._present[key]
+
+    def matches(self, pattern: TokenPattern) -> Iterator[re.Match[str]]:
+        if pattern.trigger is None:
+            yield from pattern.regex.finditer(self.text)
+            return
+        if pattern.trigger not in self._lines:
+            self._lines[pattern.trigger] = list(self._lines_hit(pattern.trigger))
+        for start, end in self._lines[pattern.trigger]:
+            yield from pattern.regex.finditer(self.text, start, end)
+
+    def _lines_hit(self, trigger: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+        done = 0
+        for hit in trigger.finditer(self.folded):
+            if hit.start() < done:
+                continue
+            start = self.text.rfind("\n", 0, hit.start()) + 1
+            done = self.text.find("\n", hit.end())
+            done = len(self.text) if done < 0 else done
+            yield start, done
+
+
+def _pattern_findings(
+    pattern: TokenPattern, scan: _Scan, rules: RedactionRules
+) -> Iterator[Finding]:
+    text = scan.text
+    for match in scan.matches(pattern):
         group = next((g for g in VALUE_GROUPS if g in match.re.groupindex and match.group(g)), None)
         start, end = match.span(group) if group else match.span()
         if start == end:
