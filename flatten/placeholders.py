@@ -60,9 +60,14 @@ _NON_VALUE = re.compile(
 )
 _CODE = re.compile(
     r"^[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+(?:[\[(].*)?|[\[(].*)$"  # a.b.c, f(...), env[...]
-    r"|(?i:^[A-Za-z_][\w.]*(?:pass|secret|token|key|auth|credential)[\w.]*$)"  # a name for one
-    r"|^_?(?:[A-Z][a-z0-9]+){2,}$"  # a type: AttributeEventToken
+    r"|^_?(?:[A-Z][a-z]+){2,}$"  # a type: AttributeEventToken
     r"|^[(\[{](?!.*[)\]}]$)"  # the start of a code expression: `(lambda:`
+)
+# A variable named for what it holds (`token`, `identity_token`, `self.raw_password`): the
+# keyword is a whole part of a lower-case name, so `Passw0rd1` or `hunter2` never match.
+_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
+_NAME_PART = re.compile(
+    r"(?:^|[_.])(?:password|passwd|pass|secret|token|key|auth|credentials?)(?:$|[_.])"
 )
 _LONGEST_WORDY = 256  # word and code rules only for short values; long ones are data
 
@@ -88,7 +93,11 @@ def is_non_value(value: str, *, quoted: bool = False) -> bool:
     `identity_token`, `AttributeEventToken`. Neither redacted nor counted."""
     if len(value) > _LONGEST_WORDY:
         return False
-    return bool(_NON_VALUE.match(value) or (not quoted and _CODE.match(value)))
+    if _NON_VALUE.match(value):
+        return True
+    if quoted:
+        return False
+    return bool(_CODE.match(value) or (_NAME.match(value) and _NAME_PART.search(value)))
 
 
 def _trivial(part: str) -> bool:
