@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from flatten.secret_patterns import LINE_BREAK_CLASS as _NL
 from flatten.secret_patterns import LINE_BREAKS
 
-_NL = r"\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
 _LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?"
 _HEADER = re.compile(rf"-----BEGIN {_LABEL}-----")
 # A key body as people paste it: raw lines, indented YAML, `//`/`#` comments, quoted string

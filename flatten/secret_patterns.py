@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 # Every character that str.splitlines() breaks on: none may sit inside a one-line match.
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_NL = r"\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
+LINE_BREAK_CLASS = r"\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"  # the same, inside a regex [...]
+_NL = LINE_BREAK_CLASS
 
 # A value after `key:` / `key =`: the inside of quotes, or one bare token.
 _QUOTED = rf"""(?:"(?P<dq>[^"{_NL}]+)"|'(?P<sq>[^'{_NL}]+)')"""
