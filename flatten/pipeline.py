@@ -28,7 +28,7 @@ from flatten.hashing import sha256_hex
 from flatten.parallel import ordered_map
 from flatten.record import Provenance, Record
 from flatten.report import RunReport
-from flatten.secrets import redact
+from flatten.secrets import DEFAULT_RULES, REDACTION_MARK, RedactionRules, redact
 from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 from slicers import DEFAULT_MAX_CHARS, Sliced, SliceOptions, slice_text
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
-REDACTION_MARK = "[REDACTED:"
 
 
 @dataclass(frozen=True)
@@ -48,6 +47,7 @@ class FlattenOptions:
     max_chars: int = DEFAULT_MAX_CHARS
     workers: int = 0  # 0: one per core on large trees
     outputs: tuple[str, ...] = ()  # files this run writes (-o, --report): never read as input
+    redaction: RedactionRules = DEFAULT_RULES  # the config's additions to the built-in rules
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,6 +75,7 @@ class FileOutcome:
     size: int = 0
     notes: tuple[str, ...] = ()
     redactions: Counter[str] = field(default_factory=Counter)
+    placeholders: Counter[str] = field(default_factory=Counter)
 
 
 def process_file(job: _Job) -> FileOutcome:
@@ -93,7 +94,7 @@ def process_file(job: _Job) -> FileOutcome:
         )
     if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
-    redacted = redact(text)
+    redacted = redact(text, job.options.redaction)
     sliced = slice_text(
         file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)
     )
@@ -104,7 +105,8 @@ def process_file(job: _Job) -> FileOutcome:
         provenance=job.provenance, redacted=bool(redacted.total),
     )  # fmt: skip
     notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
-    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts)
+    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts,
+                       placeholders=redacted.placeholders)  # fmt: skip
 
 
 def build_records(
@@ -184,7 +186,7 @@ def flatten_tree(
         if outcome.skip:
             report.skip(outcome.skip)
         else:
-            report.keep(outcome.records, outcome.redactions)
+            report.keep(outcome.records, outcome.redactions, outcome.placeholders)
             for note in outcome.notes:
                 report.notes.append((outcome.rel_path, note))
             yield from outcome.records
@@ -305,7 +307,7 @@ def flatten_url(
     for page in pages:
         report.files_done += 1
         report.bytes_read += len(page.markdown.encode("utf-8"))
-        redacted = redact(page.markdown)
+        redacted = redact(page.markdown, options.redaction)
         sliced = slice_text("markdown", redacted.text, page.url, SliceOptions(options.max_chars))
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))
@@ -314,7 +316,7 @@ def flatten_url(
             page.url, redacted.text, sliced, kind="html", lang="html", provenance=Provenance(),
             redacted=bool(redacted.total), url=page.url, doc_title=page.title,
         )  # fmt: skip
-        report.keep(records, redacted.counts)
+        report.keep(records, redacted.counts, redacted.placeholders)
         yield from records
         report.seconds = time.perf_counter() - started
     report.seconds = time.perf_counter() - started

@@ -26,6 +26,7 @@ class RunReport:
     slices_by_kind: Counter[str] = field(default_factory=Counter)
     skipped: list[Skip] = field(default_factory=list)
     redactions: Counter[str] = field(default_factory=Counter)
+    placeholders: Counter[str] = field(default_factory=Counter)  # stand-ins kept, not redacted
     notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note): kept, with a caveat
     seconds: float = 0.0
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
@@ -45,11 +46,17 @@ class RunReport:
     def skip(self, entry: Skip) -> None:
         self.skipped.append(entry)
 
-    def keep(self, records: Sequence[Record], redactions: Counter[str]) -> None:
-        """Count a kept file (or page) and its records."""
+    def keep(
+        self,
+        records: Sequence[Record],
+        redactions: Counter[str],
+        placeholders: Counter[str] | None = None,
+    ) -> None:
+        """Count a kept file (or page), its records, its redactions and kept placeholders."""
         self.files_kept += 1
         self.slices += len(records)
         self.redactions.update(redactions)
+        self.placeholders.update(placeholders or {})
         for record in records:
             self.slices_by_kind[record.kind] += 1
 
@@ -86,6 +93,7 @@ class RunReport:
             "slicesByKind": dict(sorted(self.slices_by_kind.items())),
             "bytesRead": self.bytes_read,
             "redactions": dict(sorted(self.redactions.items())),
+            "placeholdersKept": dict(sorted(self.placeholders.items())),
             "seconds": round(self.seconds, 3),
             "skipped": [
                 {"path": s.path, "reason": s.reason, "detail": s.detail, "files": s.files}
@@ -124,6 +132,8 @@ class RunReport:
             lines.extend(f"crawl: {n['note']} ({n['url']})" for n in self.crawl.get("notes", []))
         if self.redactions:
             lines.append(f"secrets redacted: {counts(self.redactions)}")
+        if self.placeholders:
+            lines.append(f"placeholders kept (not secrets): {counts(self.placeholders)}")
         if self.notes:
             lines.append(f"kept with caveats: {len(self.notes)} file(s), see --report")
         return "\n".join(lines)

@@ -1,61 +1,293 @@
-"""Find credentials inside kept files and redact them, keeping line numbers true.
+"""Find credentials inside kept files and redact them, keeping every line where it was.
 
-Each pattern is guarded by a cheap substring test, so a corpus without secrets pays almost
-nothing. A match (or its `secret` group, where the pattern needs context such as a key name) is
-replaced by `[REDACTED:<kind>]`, and the newlines it spanned are kept.
+Detectors (vendor token formats and `key: value` assignments in `secret_patterns`, PEM blocks
+and Kubernetes Secret data in `secret_blocks`, the config's own patterns) propose spans; where
+two overlap, the earlier detector wins. A span holding a documented placeholder (`placeholders`
+or the config's `allow:`) is kept and counted as such; any other is replaced by
+`[REDACTED:<kind>]`. Only a real BEGIN..END key block spans lines, and its replacement keeps
+the block's line breaks, so line numbers (and every slice's line range) stay true.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
+import string
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-# (kind, substrings one of which must be present, pattern)
-_PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
-    ("private-key", ("PRIVATE KEY",), re.compile(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)),
-    ("aws-access-key", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("aws-secret-key", ("aws_secret", "AWS_SECRET", "SecretAccessKey"), re.compile(
-        r"(?i)(?:aws_secret_access_key|secretaccesskey)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
-        r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
-    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), re.compile(
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
-    ("gitlab-token", ("glpat-",), re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
-    ("slack-token", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("google-api-key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("stripe-key", ("_live_",), re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b")),
-    ("openai-key", ("sk-",), re.compile(r"\bsk-(?:proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{32,}")),
-    ("npm-token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-]  # fmt: skip
+from flatten.errors import UsageError
+from flatten.placeholders import is_non_value, is_placeholder
+from flatten.secret_blocks import k8s_secret_spans, private_key_spans
+from flatten.secret_patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
+
+REDACTION_MARK = "[REDACTED:"
+_CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+_LINE_BREAK = re.compile(f"[{re.escape(LINE_BREAKS)}]")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+@dataclass(frozen=True)
+class CustomPattern:
+    """A `redaction.patterns` entry: its `secret` group is redacted if it has one, else all."""
+
+    name: str
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class RedactionRules:
+    """What the `redaction:` section of docs-flatten.yaml adds. It can add; it cannot switch off."""
+
+    patterns: tuple[CustomPattern, ...] = ()
+    allow_values: frozenset[str] = frozenset()
+    allow_regexes: tuple[re.Pattern[str], ...] = ()
+
+    def allows(self, value: str) -> bool:
+        return value in self.allow_values or any(r.search(value) for r in self.allow_regexes)
+
+    @classmethod
+    def from_config(cls, data: Any) -> RedactionRules:
+        """The `redaction:` section, checked; errors name the entry (`redaction.patterns[1]`)."""
+        if data is None:
+            return DEFAULT_RULES
+        if not isinstance(data, dict):
+            raise _config_error("redaction: expected a mapping with patterns and/or allow")
+        unknown = sorted(set(data) - {"patterns", "allow"})
+        if unknown:
+            raise _config_error(f"redaction.{unknown[0]}: not a setting (known: allow, patterns)")
+        patterns = tuple(
+            _custom_pattern(entry, f"redaction.patterns[{i}]")
+            for i, entry in enumerate(_entries(data.get("patterns"), "redaction.patterns"))
+        )
+        values: set[str] = set()
+        regexes: list[re.Pattern[str]] = []
+        for i, entry in enumerate(_entries(data.get("allow"), "redaction.allow")):
+            where = f"redaction.allow[{i}]"
+            if isinstance(entry, str) and entry:
+                values.add(entry)
+            elif isinstance(entry, dict) and set(entry) == {"value"}:
+                values.add(_text(entry["value"], f"{where}.value"))
+            elif isinstance(entry, dict) and set(entry) == {"regex"}:
+                regexes.append(_compile(entry["regex"], f"{where}.regex"))
+            else:
+                raise _config_error(f"{where}: a literal value, {{value: ...}} or {{regex: ...}}")
+        return cls(patterns, frozenset(values), tuple(regexes))
+
+
+DEFAULT_RULES = RedactionRules()
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+    placeholder: bool  # kept as written: a documented stand-in, not a secret
 
 
 @dataclass(frozen=True)
 class Redacted:
     text: str
-    counts: Counter[str]
+    counts: Counter[str]  # redactions by kind
+    placeholders: Counter[str] = field(default_factory=Counter)  # kept stand-ins by kind
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
 
-def redact(text: str) -> Redacted:
+def redact(text: str, rules: RedactionRules = DEFAULT_RULES) -> Redacted:
     counts: Counter[str] = Counter()
-    for kind, needles, pattern in _PATTERNS:
-        if not any(needle in text for needle in needles):
+    kept: Counter[str] = Counter()
+    pieces: list[str] = []
+    done = 0
+    for finding in find_secrets(text, rules):
+        if finding.placeholder:
+            kept[finding.kind] += 1
             continue
-        marker = f"[REDACTED:{kind}]"
+        counts[finding.kind] += 1
+        span = text[finding.start : finding.end]
+        breaks = "".join(_LINE_BREAK.findall(span))  # only a key block has any
+        pieces += [text[done : finding.start], f"{REDACTION_MARK}{finding.kind}]", breaks]
+        done = finding.end
+    if not pieces:
+        return Redacted(text, counts, kept)
+    pieces.append(text[done:])
+    return Redacted("".join(pieces), counts, kept)
 
-        def replace(match: re.Match[str], marker: str = marker, kind: str = kind) -> str:
-            counts[kind] += 1
-            whole = match.group(0)
-            if "secret" in match.re.groupindex:
-                start, end = match.span("secret")
-                head, tail = whole[: start - match.start()], whole[end - match.start() :]
-                return head + marker + tail
-            return marker + "\n" * whole.count("\n")
 
-        text = pattern.sub(replace, text)
-    return Redacted(text, counts)
+def find_secrets(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[Finding]:
+    """Every secret and kept placeholder in `text`, in order, none overlapping."""
+    if not text:
+        return []
+    accepted: list[Finding] = []
+    for group in _candidates(text, rules):
+        accepted = _merge(accepted, group)
+    return accepted
+
+
+def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
+    """Groups of findings, highest priority first."""
+    if "PRIVATE KEY" in text:
+        yield _findings("private-key", text, private_key_spans(text), rules)
+    if "Secret" in text and "ata" in text:
+        yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
+    scan = _Scan(text)
+    for pattern in PATTERNS:
+        if scan.has_any(pattern.needles, pattern.fold):
+            yield list(_pattern_findings(pattern, scan, rules))
+    for custom in rules.patterns:
+        yield list(_custom_findings(custom, text, rules))
+
+
+def _findings(kind: str, text: str, spans: Iterable[Any], rules: RedactionRules) -> list[Finding]:
+    return [
+        Finding(kind, s.start, s.end, _kept(text[s.start : s.end], rules, s.placeholder))
+        for s in spans
+        if s.end > s.start
+    ]
+
+
+class _Scan:
+    """One text under scan, with what several patterns share computed once: the case-folded
+    text, which needles occur, and the lines a trigger points at."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        folded = text.lower()  # may lengthen a few non-ASCII letters: then fold ASCII only
+        self.folded = folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
+        self._present: dict[tuple[tuple[str, ...], bool], bool] = {}
+        self._lines: dict[re.Pattern[str], list[tuple[int, int]]] = {}
+
+    def has_any(self, needles: tuple[str, ...], fold: bool) -> bool:
+        key = (needles, fold)
+        if key not in self._present:
+            haystack = self.folded if fold else self.text
+            self._present[key] = any(needle in haystack for needle in needles)
+        return self._present[key]
+
+    def matches(self, pattern: TokenPattern) -> Iterator[re.Match[str]]:
+        if pattern.trigger is None:
+            yield from pattern.regex.finditer(self.text)
+            return
+        if pattern.trigger not in self._lines:
+            self._lines[pattern.trigger] = list(self._lines_hit(pattern.trigger))
+        for start, end in self._lines[pattern.trigger]:
+            yield from pattern.regex.finditer(self.text, start, end)
+
+    def _lines_hit(self, trigger: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+        done = 0
+        for hit in trigger.finditer(self.folded):
+            if hit.start() < done:
+                continue
+            start = self.text.rfind("\n", 0, hit.start()) + 1
+            done = self.text.find("\n", hit.end())
+            done = len(self.text) if done < 0 else done
+            yield start, done
+
+
+def _pattern_findings(
+    pattern: TokenPattern, scan: _Scan, rules: RedactionRules
+) -> Iterator[Finding]:
+    text = scan.text
+    for match in scan.matches(pattern):
+        group = next((g for g in VALUE_GROUPS if g in match.re.groupindex and match.group(g)), None)
+        start, end = match.span(group) if group else match.span()
+        if start == end:
+            continue
+        if pattern.context and not _in_context(text, match.start(), pattern.context):
+            continue
+        if pattern.assignment:
+            if group == "bare":
+                end = start + len(text[start:end].rstrip(",;):"))  # `f(token=x)`, `a: x,`
+            if end == start or is_non_value(text[start:end], quoted=group != "bare"):
+                continue
+        yield Finding(pattern.kind, start, end, _kept(text[start:end], rules, None))
+
+
+def _custom_findings(custom: CustomPattern, text: str, rules: RedactionRules) -> Iterator[Finding]:
+    has_secret = "secret" in custom.regex.groupindex
+    for match in custom.regex.finditer(text):
+        start, end = match.span("secret") if has_secret else match.span()
+        if start < 0:
+            continue
+        # A user's pattern may cross lines; its redaction never does.
+        for part in _LINE_BREAK.split(text[start:end]):
+            if part:
+                yield Finding(custom.name, start, start + len(part), _kept(part, rules, None))
+            start += len(part) + 1
+
+
+def _kept(value: str, rules: RedactionRules, placeholder: bool | None) -> bool:
+    if rules.allows(value):
+        return True
+    return is_placeholder(value) if placeholder is None else placeholder
+
+
+def _in_context(text: str, at: int, words: tuple[str, ...]) -> bool:
+    before = text[max(0, at - _CONTEXT_WINDOW) : at]
+    return any(word in before for word in words)
+
+
+def _merge(accepted: list[Finding], group: list[Finding]) -> list[Finding]:
+    """`accepted` plus the findings of `group` that overlap nothing already taken."""
+    group.sort(key=lambda f: (f.start, -f.end))
+    new: list[Finding] = []
+    i = 0
+    for finding in group:
+        while i < len(accepted) and accepted[i].end <= finding.start:
+            i += 1
+        if i < len(accepted) and accepted[i].start < finding.end:
+            continue
+        if new and new[-1].end > finding.start:
+            continue
+        new.append(finding)
+    if not new:
+        return accepted
+    return list(heapq.merge(accepted, new, key=lambda f: f.start))
+
+
+def _entries(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _config_error(f"{where}: expected a list")
+    return value
+
+
+def _custom_pattern(entry: Any, where: str) -> CustomPattern:
+    if not isinstance(entry, dict):
+        raise _config_error(f"{where}: expected a mapping with name and regex")
+    unknown = sorted(set(entry) - {"name", "regex"})
+    if unknown:
+        raise _config_error(f"{where}.{unknown[0]}: not a setting (known: name, regex)")
+    name = _text(entry.get("name"), f"{where}.name")
+    if not _NAME.match(name):
+        raise _config_error(
+            f"{where}.name: {name!r} must be 1-40 lower-case letters, digits or dashes"
+        )
+    regex = _compile(entry.get("regex"), f"{where}.regex")
+    if regex.fullmatch(""):
+        raise _config_error(f"{where}.regex: matches the empty string")
+    return CustomPattern(name, regex)
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _config_error(f"{where}: empty or missing")
+    return value
+
+
+def _compile(value: Any, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(_text(value, where))
+    except re.error as exc:
+        raise _config_error(f"{where}: does not compile: {exc}") from exc
+
+
+def _config_error(message: str) -> UsageError:
+    return UsageError(message, reason="bad-config")

@@ -221,10 +221,10 @@ def test_failed_run_still_writes_a_report_saying_why(tmp_path):
 
 
 def test_secrets_inside_kept_files_are_redacted_and_counted(tmp_path):
-    write(tmp_path, {"ops.md": "# Ops\nUse key AKIAIOSFODNN7EXAMPLE here.\n"})
+    write(tmp_path, {"ops.md": "# Ops\nUse key AKIA2E0A8F3B244C9986 here.\n"})
     result = run_cli("flatten", "--root", tmp_path)
     record = result.records()[0]
-    assert "AKIAIOSFODNN7EXAMPLE" not in result.stdout
+    assert "AKIA2E0A8F3B244C9986" not in result.stdout
     assert record["redactions"] == 1 and "[REDACTED:aws-access-key]" in record["content"]
     assert "secrets redacted: aws-access-key 1" in result.stderr
 

@@ -108,17 +108,17 @@ def test_include_globs_match_paths_and_names():
 
 def test_secrets_are_redacted_and_counted_and_lines_stay_true():
     text = (
-        "key = AKIAIOSFODNN7EXAMPLE\n"
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        "key = AKIA2E0A8F3B244C9986\n"
+        "aws_secret_access_key = Zk3mQ9vR2tX7pL4nB8wY1cF6hJ0sD5gA7kE3uI9o\n"
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----\n"
-        "token: ghp_" + "a" * 36 + "\nend\n"
+        "token: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\nend\n"
     )
     redacted = redact(text)
     assert redacted.counts == {"aws-access-key": 1, "aws-secret-key": 1, "private-key": 1,
                                "github-token": 1}  # fmt: skip
     assert (
         "AKIA" not in redacted.text
-        and "wJalr" not in redacted.text
+        and "Zk3mQ" not in redacted.text
         and "MIIEow" not in redacted.text
     )
     assert "aws_secret_access_key = [REDACTED:aws-secret-key]" in redacted.text

@@ -13,6 +13,7 @@ from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     Concurrency,
+    Config,
     Delay,
     Exclude,
     Header,
@@ -41,6 +42,7 @@ from flatten.cli.options import (
     flatten_options,
     source_records,
 )  # fmt: skip
+from flatten.config import load_config
 from flatten.profiles import PROFILES
 from flatten.progress import Progress
 from flatten.report import RunReport
@@ -83,10 +85,12 @@ def flatten_command(
     report_path: Annotated[Path | None, typer.Option("--report", metavar="FILE",
                            show_default=False, help="Write the run report as JSON.")] = None,
     workers: Workers = 0,
+    config: Config = None,
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers,
+                              load_config(config))  # fmt: skip
     # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
     outputs = tuple(str(p) for p in (output, report_path) if p is not None)
     options = replace(options, outputs=outputs)

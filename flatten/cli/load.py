@@ -105,14 +105,14 @@ def _load(
 
 
 def _ingest_options(
-    store_dir: str | None, config: Path | None, no_embed: bool, base_url: str | None,
+    store_dir: str | None, settings: dict[str, Any], no_embed: bool, base_url: str | None,
     model: str | None, api_key_env: str | None, *, partial: bool, reindex: bool, wait: float,
 ) -> IngestOptions:  # fmt: skip
     """The load settings from the flags; vectors of another identity refused here, before any
     flattening or crawling."""
     embedding = None
     if not no_embed:
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        embedding = embedding_config(settings, base_url, model, api_key_env)
     options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
                             reindex_command=_rerun_with_reindex())  # fmt: skip
     refuse_other_identity(store_dir, options)
@@ -178,9 +178,10 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
-    loading = _ingest_options(store_dir, config, no_embed, base_url, model, api_key_env,
+    settings = load_config(config)
+    loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                               partial=partial, reindex=reindex, wait=wait)  # fmt: skip
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0, settings)
     temporary: list[Path] = []
     files: list[Path] = []
     try:
@@ -255,9 +256,10 @@ def ingest_command(
     quiet: Quiet = False,
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI."""
-    loading = _ingest_options(store_dir, config, no_embed, base_url, model, api_key_env,
+    settings = load_config(config)
+    loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                               partial=False, reindex=reindex, wait=wait)  # fmt: skip
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers, settings)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
 

@@ -20,6 +20,7 @@ from flatten.pipeline import (
 )
 from flatten.record import Record
 from flatten.report import RunReport
+from flatten.secrets import RedactionRules
 from index.vectors.client import EmbeddingConfig
 
 if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
@@ -237,7 +238,9 @@ def flatten_options(
     max_file_size: str,
     max_chars: int,
     workers: int,
+    settings: dict[str, Any],
 ) -> FlattenOptions:
+    """The flags, plus the `redaction:` section of the loaded config."""
     return FlattenOptions(
         kind=kind.value,
         include=tuple(include or ()),
@@ -245,6 +248,7 @@ def flatten_options(
         max_file_size=parse_size(max_file_size) if max_file_size else FLATTEN.max_file_size,
         max_chars=max_chars,
         workers=workers,
+        redaction=RedactionRules.from_config(settings.get("redaction")),
     )
 
 
