@@ -3,35 +3,40 @@
 Bounds: pages, depth, bytes per page (counted after decompression, while streaming, so neither
 an endless page nor a compression bomb gets through), a deadline per page, and bounded
 concurrency with a delay between requests. Redirects are followed here, not by the client, so
-an off-scope target is recorded and never fetched. robots.txt is obeyed (Crawl-delay too) unless
-turned off; 429 and 503 are retried after their Retry-After, within limits. Every page not
-taken is reported with a reason, and a crawl cut short by a bound says so (`truncated`).
+an off-scope target is recorded and never fetched. Every URL is checked in its normal form
+(dot segments resolved), the form that is requested. robots.txt is obeyed unless turned off,
+read as RFC 9309 says (Protego: wildcards, the longest match wins; a robots.txt that answers
+5xx or cannot be reached disallows everything) and its Crawl-delay capped at
+`max_crawl_delay`; robots.txt and sitemaps obey the page-size cap too. 429 and 503 are retried
+after their Retry-After, within limits. Every page not taken is reported with a reason, a page
+that cannot be extracted is skipped with one, and a crawl cut short by a bound says so
+(`truncated`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import time
-import urllib.robotparser
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from protego import Protego
 
-from crawl.extract import extract
-from crawl.urls import Scope, looks_non_html, normalize, resolve
-from flatten import __version__
+from crawl.charset import decode_html
+from crawl.extract import Unextractable, extract
+from crawl.urls import Scope, lenient_path, looks_non_html, normalize, resolve
+from flatten._version import __version__
 from flatten.errors import FlattenError
 from flatten.hashing import sha256_hex
 from flatten.retry import retry_after_seconds
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
-_CHARSET = re.compile(r"charset=[\"']?([\w.:-]+)", re.I)
+_REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
 USER_AGENT = f"docs-flatten/{__version__} (documentation indexer)"
 
@@ -50,6 +55,7 @@ class CrawlOptions:
     delay: float = 0.0  # seconds between requests (robots.txt Crawl-delay can raise it)
     retries: int = 2
     max_retry_after: float = 30.0
+    max_crawl_delay: float = 30.0  # robots.txt may ask for more (100000, inf): capped, reported
     respect_robots: bool = True
     use_sitemap: bool = True
     scope: str | None = None  # a path prefix; default: the seed's directory
@@ -73,9 +79,14 @@ class CrawlReport:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (url, reason, detail)
     frontier: int = 0  # in-scope URLs found but not visited
     truncated: bool = False
+    crawl_delay: float = 0.0  # seconds between requests, as applied
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (url, what was limited)
 
     def skip(self, url: str, reason: str, detail: str = "") -> None:
         self.skipped.append((url, reason, detail))
+
+    def note(self, url: str, note: str) -> None:
+        self.notes.append((url, note))
 
     @property
     def skipped_by_reason(self) -> Counter[str]:
@@ -89,6 +100,8 @@ class CrawlReport:
             "skippedByReason": dict(sorted(self.skipped_by_reason.items())),
             "frontier": self.frontier,
             "truncated": self.truncated,
+            "crawlDelay": self.crawl_delay,
+            "notes": [{"url": u, "note": n} for u, n in self.notes],
             "skipped": [{"url": u, "reason": r, "detail": d} for u, r, d in self.skipped],
         }
 
@@ -139,7 +152,8 @@ class _Crawler:
         self.queue: deque[tuple[str, int]] = deque()
         self.seen: set[str] = set()
         self.pages: list[Page] = []
-        self.robots: urllib.robotparser.RobotFileParser | None = None
+        self.robots: Protego | None = None
+        self.robots_refusal = ""  # why robots.txt disallows everything (RFC 9309: unreachable)
         self.delay = options.delay
         self.next_request = 0.0
         self.clock = asyncio.Lock()
@@ -156,6 +170,7 @@ class _Crawler:
             self.client = client
             if self.options.respect_robots:
                 await self._load_robots()
+            self.report.crawl_delay = self.delay
             self._enqueue(seed, 0, source="seed")
             if self.options.use_sitemap:
                 await self._seed_from_sitemap()
@@ -170,16 +185,30 @@ class _Crawler:
         if url in self.seen:
             return
         self.seen.add(url)
-        if not self.scope.admits(url):
-            self.report.skip(url, "scope", f"outside {self.report.scope} (from {source})")
+        refusal = self._refusal(url, source)
+        if refusal:
+            self.report.skip(url, *refusal)
         elif looks_non_html(url):
             self.report.skip(url, "type", "not HTML by its extension")
         elif depth > self.options.max_depth:
             self.report.skip(url, "depth", f"deeper than {self.options.max_depth}")
-        elif self.robots is not None and not self.robots.can_fetch(self.options.user_agent, url):
-            self.report.skip(url, "robots", "disallowed by robots.txt")
         else:
             self.queue.append((url, depth))
+
+    def _refusal(self, url: str, source: str) -> tuple[str, str] | None:
+        """(reason, detail) when scope or robots.txt forbids `url` (a normal URL), else None."""
+        if not self.scope.admits(url):
+            return "scope", f"outside {self.report.scope} (from {source})"
+        if self.robots_refusal:
+            return "robots", self.robots_refusal
+        if self.robots is None:
+            return None
+        parts = urlsplit(url)
+        lenient = lenient_path(url) + (f"?{parts.query}" if parts.query else "")
+        agent = self.options.user_agent
+        if not (self.robots.can_fetch(url, agent) and self.robots.can_fetch(lenient, agent)):
+            return "robots", "disallowed by robots.txt"
+        return None
 
     async def _worker(self) -> None:
         while True:
@@ -209,10 +238,17 @@ class _Crawler:
         except TimeoutError:
             self.report.skip(url, "timeout", f"no complete page within {self.options.timeout:g} s")
             return
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self.report.skip(url, "error", type(exc).__name__)
             return
-        page = extract(html, final_url)
+        try:
+            page = extract(html, final_url)
+        except Unextractable as exc:
+            self.report.skip(final_url, exc.reason, str(exc))
+            return
+        except Exception as exc:  # a parser fault is this page's, never the whole crawl's
+            self.report.skip(final_url, "unextractable", f"{type(exc).__name__}: {exc}"[:200])
+            return
         self.report.fetched += 1
         self.pages.append(Page(final_url, page.title, page.markdown, depth))
         for link in page.links:
@@ -251,12 +287,13 @@ class _Crawler:
         """One request: the page (URL, HTML), a redirect target, or a busy answer to retry."""
         async with self.client.stream("GET", current) as response:
             status = response.status_code
-            if status in (301, 302, 303, 307, 308):
+            if status in _REDIRECTS:
                 target = resolve(current, response.headers.get("location", ""))
                 if target is None:
                     raise _Skip("error", f"redirect without a usable Location ({status})")
-                if not self.scope.admits(target):
-                    raise _Skip("scope", f"redirects off scope to {target}; not fetched")
+                refusal = self._refusal(target, current)
+                if refusal:
+                    raise _Skip(refusal[0], f"redirects to {target}: {refusal[1]}; not fetched")
                 if target in chain or len(chain) > MAX_REDIRECTS:
                     raise _Skip("redirect-loop", " -> ".join([*chain, target]))
                 if target in self.seen:
@@ -274,84 +311,90 @@ class _Crawler:
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.options.max_page_bytes:
                 raise _Skip("size", f"Content-Length {declared} bytes")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():  # decompressed as it arrives
-                body += chunk
-                if len(body) > self.options.max_page_bytes:
-                    raise _Skip("size", f"over {self.options.max_page_bytes} bytes")
-            return current, _decode(bytes(body), content_type)
+            body, more = await _read_capped(response, self.options.max_page_bytes)
+            if more:
+                raise _Skip("size", f"over {self.options.max_page_bytes} bytes")
+            return current, decode_html(body, content_type)
+
+    async def _read_site_file(self, url: str, what: str) -> tuple[int, str]:
+        """(status, text) of robots.txt or a sitemap: same-host redirects followed, at most
+        the page-size cap read (the rest ignored, and noted)."""
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            async with (asyncio.timeout(self.options.timeout),
+                        self.client.stream("GET", current) as response):  # fmt: skip
+                if response.status_code not in _REDIRECTS:
+                    body, more = await _read_capped(response, self.options.max_page_bytes)
+                    break
+                target = resolve(current, response.headers.get("location", ""))
+                if target is None or urlsplit(target)[:2] != urlsplit(url)[:2]:
+                    raise _Skip("scope", f"{what} redirects to {target or 'nowhere'}")
+                current = target
+        else:
+            raise _Skip("redirect-loop", f"{what}: more than {MAX_REDIRECTS} redirects")
+        text = body.decode("utf-8", errors="replace")
+        if more:
+            if what == "robots.txt":
+                text = text[: text.rfind("\n") + 1]  # whole lines only: never half a rule
+            self.report.note(url, f"{what} over {self.options.max_page_bytes} bytes: "
+                                  "only what came before the cap was read")  # fmt: skip
+        return response.status_code, text
 
     async def _load_robots(self) -> None:
         robots_url = f"{self.scope.scheme}://{self.scope.netloc}/robots.txt"
+        hint = "RFC 9309: assume everything is disallowed; --ignore-robots to crawl anyway"
         try:
-            async with asyncio.timeout(self.options.timeout):
-                response = await self.client.get(robots_url)
-        except (httpx.HTTPError, TimeoutError):
-            return  # no robots.txt we can read: nothing is disallowed
-        if response.status_code >= 400:
+            status, text = await self._read_site_file(robots_url, "robots.txt")
+        except _Skip as skip:  # RFC 9309 allows treating this as no robots.txt at all
+            self.report.note(robots_url, f"robots.txt not read ({skip.detail}): none assumed")
             return
-        parser = urllib.robotparser.RobotFileParser()
-        parser.parse(response.text.splitlines())
-        self.robots = parser
-        crawl_delay = _crawl_delay(response.text, self.options.user_agent)
-        if crawl_delay:
-            self.delay = max(self.delay, crawl_delay)
-        self.sitemaps = list(parser.site_maps() or [])
+        except (httpx.HTTPError, httpx.InvalidURL, TimeoutError) as exc:
+            self.robots_refusal = f"robots.txt unreachable ({type(exc).__name__}); {hint}"
+            return
+        if status >= 500:
+            self.robots_refusal = f"robots.txt answered HTTP {status}; {hint}"
+            return
+        if status >= 400:
+            return  # no robots.txt: nothing is disallowed
+        self.robots = Protego.parse(text)
+        self.sitemaps = list(self.robots.sitemaps)
+        asked = self.robots.crawl_delay(self.options.user_agent)  # None unless finite, >= 0
+        if asked is None:
+            return
+        if asked > self.options.max_crawl_delay:
+            self.report.note(robots_url, f"Crawl-delay {asked:g} s capped at "
+                                         f"{self.options.max_crawl_delay:g} s")  # fmt: skip
+        self.delay = max(self.delay, min(asked, self.options.max_crawl_delay))
 
     async def _seed_from_sitemap(self) -> None:
-        candidates = [f"{self.scope.scheme}://{self.scope.netloc}/sitemap.xml", *self.sitemaps]
-        for sitemap in dict.fromkeys(normalize(s) for s in candidates):
+        robots_url = f"{self.scope.scheme}://{self.scope.netloc}/robots.txt"
+        candidates = (resolve(robots_url, s) for s in ["/sitemap.xml", *self.sitemaps])
+        for sitemap in dict.fromkeys(s for s in candidates if s):
             if urlsplit(sitemap)[:2] != (self.scope.scheme, self.scope.netloc):
                 self.report.skip(sitemap, "scope", "sitemap on another host; not fetched")
                 continue
             try:
-                async with asyncio.timeout(self.options.timeout):
-                    response = await self.client.get(sitemap)
-            except (httpx.HTTPError, TimeoutError):
+                status, text = await self._read_site_file(sitemap, "sitemap")
+            except _Skip as skip:
+                self.report.skip(sitemap, skip.reason, skip.detail)
                 continue
-            if response.status_code >= 400:
+            except (httpx.HTTPError, httpx.InvalidURL, TimeoutError):
                 continue
-            for loc in _LOC.findall(response.text[: self.options.max_page_bytes]):
+            if status >= 400:
+                continue
+            for loc in _LOC.findall(text):
                 url = resolve(sitemap, loc)
                 if url:
                     self._enqueue(url, 1, source="sitemap")
 
 
-def _crawl_delay(robots: str, user_agent: str) -> float | None:
-    """Crawl-delay for our agent (else `*`). The stdlib parser drops fractional values."""
-    groups: list[tuple[list[str], float | None]] = []
-    agents: list[str] = []
-    delay: float | None = None
-    in_rules = False
-    for raw in robots.splitlines():
-        key, sep, value = raw.split("#", 1)[0].partition(":")
-        key, value = key.strip().lower(), value.strip()
-        if not sep:
-            continue
-        if key == "user-agent":
-            if in_rules:
-                groups.append((agents, delay))
-                agents, delay, in_rules = [], None, False
-            agents.append(value.lower())
-        elif key in ("allow", "disallow", "crawl-delay"):
-            in_rules = True
-            if key == "crawl-delay":
-                with contextlib.suppress(ValueError):
-                    delay = float(value)
-    if agents:
-        groups.append((agents, delay))
-    name = user_agent.split("/")[0].lower()
-    for wanted in (lambda a: a != "*" and a in name, lambda a: a == "*"):
-        for group_agents, group_delay in groups:
-            if any(wanted(a) for a in group_agents):
-                return group_delay
-    return None
-
-
-def _decode(body: bytes, content_type: str) -> str:
-    match = _CHARSET.search(content_type) or _CHARSET.search(body[:2048].decode("ascii", "ignore"))
-    encoding = match.group(1) if match else "utf-8"
-    try:
-        return body.decode(encoding, errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """The body, decompressed as it arrives, up to `limit` bytes; True when there was more
+    (then the rest is never read, so neither an endless body nor a compression bomb fills
+    memory)."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            return bytes(body[:limit]), True
+    return bytes(body), False

@@ -6,6 +6,10 @@ hidden elements, permalink glyphs, "edit this page" links and cookie banners are
 Headings keep the page's own ids as `{#id}`, which the markdown slicer turns into anchors.
 Code blocks keep their language and their line breaks (also when each line is its own element,
 as Docusaurus renders them).
+
+Hostile pages stay bounded: a page that may nest deeper than the parser handles in bounded time
+is refused before parsing (`Unextractable`), and the walk below turns what nests deeper than
+MAX_NESTING into plain text instead of recursing further.
 """
 
 from __future__ import annotations
@@ -16,7 +20,17 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
+from crawl.nesting import nests_deeper_than
 from crawl.urls import resolve
+
+# Below this many `<`, even the worst nesting parses in well under a second; above it, a page
+# whose elements may nest deeper than MAX_PARSE_DEPTH is refused (Lexbor's tree builder takes
+# time in tags x depth: 200,000 nested <div>s take two minutes).
+SMALL_PAGE_TAGS = 20_000
+MAX_PARSE_DEPTH = 512
+# Element levels the markdown walk descends (each one is a few Python frames); deeper content
+# is kept as plain text.
+MAX_NESTING = 64
 
 MAIN_CONTAINERS = (
     "article.md-content__inner",  # MkDocs Material (never its <main>: it holds both sidebars)
@@ -48,6 +62,14 @@ _BLOCKS = {
 }  # fmt: skip
 
 
+class Unextractable(ValueError):
+    """A page that is not extracted, with a stable reason for the report."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
 @dataclass
 class Extracted:
     title: str
@@ -57,6 +79,8 @@ class Extracted:
 
 
 def extract(html: str, url: str) -> Extracted:
+    if html.count("<") > SMALL_PAGE_TAGS and nests_deeper_than(html, MAX_PARSE_DEPTH):
+        raise Unextractable("too-deep", f"elements may nest deeper than {MAX_PARSE_DEPTH}")
     tree = LexborHTMLParser(html)
     title_node = tree.css_first("title")
     title = _SPACE.sub(" ", title_node.text()).strip() if title_node else ""
@@ -76,18 +100,24 @@ def extract(html: str, url: str) -> Extracted:
     for noise in main.css(NOISE):
         noise.decompose()
     lines: list[str] = []
-    _blocks(main, lines)
+    _blocks(main, lines, "", 0)
     markdown = "\n".join(lines).strip() + "\n"
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
     if not title:
         h1 = main.css_first("h1")
-        title = _inline(h1).strip() if h1 else url
+        title = _inline(h1, 0).strip() if h1 else url
     return Extracted(title, markdown, list(dict.fromkeys(links)), canonical)
 
 
-def _blocks(node: Any, out: list[str], indent: str = "") -> None:
-    """Append the markdown lines of `node`'s children; runs of inline content become paragraphs."""
+def _blocks(node: Any, out: list[str], indent: str, depth: int) -> None:
+    """Append the markdown lines of `node`'s children; runs of inline content become paragraphs.
+    `depth` counts the element levels above; past MAX_NESTING the rest is one paragraph."""
     inline: list[str] = []
+    if depth > MAX_NESTING:
+        inline.append(_flat(node))
+        child = None
+    else:
+        child = node.child
 
     def flush() -> None:
         text = _SPACE.sub(" ", "".join(inline)).strip()
@@ -95,26 +125,25 @@ def _blocks(node: Any, out: list[str], indent: str = "") -> None:
         if text:
             out.extend([indent + text, ""])
 
-    child = node.child
     while child is not None:
         tag = child.tag
         if tag == "-text":
             inline.append(child.text_content or "")
         elif tag in _BLOCKS:
             flush()
-            _block(child, out, indent)
+            _block(child, out, indent, depth + 1)
         elif tag == "br":
             inline.append("\n")
         elif tag not in ("-comment",):
-            inline.append(_inline(child))
+            inline.append(_inline(child, depth + 1))
         child = child.next
     flush()
 
 
-def _block(node: Any, out: list[str], indent: str) -> None:
+def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
     tag = node.tag
     if tag in _HEADINGS:
-        text = _inline(node).strip()
+        text = _inline(node, depth).strip()
         if text:
             anchor = node.attributes.get("id")
             suffix = f" {{#{anchor}}}" if anchor and re.fullmatch(r"[\w\-:.]+", anchor) else ""
@@ -122,25 +151,30 @@ def _block(node: Any, out: list[str], indent: str) -> None:
     elif tag == "pre":
         _code_block(node, out, indent)
     elif tag in ("ul", "ol"):
-        _list(node, out, indent, ordered=tag == "ol")
+        _list(node, out, indent, depth, ordered=tag == "ol")
     elif tag == "table":
-        _table(node, out, indent)
+        _table(node, out, indent, depth)
     elif tag == "blockquote":
         inner: list[str] = []
-        _blocks(node, inner)
+        _blocks(node, inner, "", depth)
         out.extend(indent + ("> " + line if line else ">") for line in _trim(inner))
         out.append("")
     elif tag == "hr":
         out.extend([indent + "---", ""])
     elif tag == "dt":
-        text = _inline(node).strip()
+        text = _inline(node, depth).strip()
         if text:
             out.extend([indent + f"**{text}**", ""])
     else:  # p, div, section, dd, li outside a list, details, figure...
-        _blocks(node, out, indent)
+        _blocks(node, out, indent, depth)
 
 
-def _inline(node: Any) -> str:
+def _flat(node: Any) -> str:
+    """All the text under `node`, for content nested too deep to walk."""
+    return node.text(deep=True, separator=" ") or ""
+
+
+def _inline(node: Any, depth: int) -> str:
     """Inline text with code spans, emphasis and link text; permalink glyphs dropped."""
     if node is None:
         return ""
@@ -150,10 +184,12 @@ def _inline(node: Any) -> str:
         return "\n"
     if node.tag == "img":
         return node.attributes.get("alt") or ""
+    if depth > MAX_NESTING:
+        return _flat(node)
     parts: list[str] = []
     child = node.child
     while child is not None:
-        parts.append(_inline(child))
+        parts.append(_inline(child, depth + 1))
         child = child.next
     text = "".join(parts)
     if node.tag == "a" and text.strip() in _PERMALINK_GLYPHS:
@@ -198,14 +234,14 @@ def _pre_text(node: Any) -> str:
     return "".join(parts)
 
 
-def _list(node: Any, out: list[str], indent: str, *, ordered: bool) -> None:
+def _list(node: Any, out: list[str], indent: str, depth: int, *, ordered: bool) -> None:
     number = 1
     for item in node.iter():
         if item.tag != "li":
             continue
         marker = f"{number}. " if ordered else "- "
         inner: list[str] = []
-        _blocks(item, inner, "")
+        _blocks(item, inner, "", depth + 1)
         body = [line for line in inner if line.strip()]  # tight lists
         if not body:
             continue
@@ -216,11 +252,11 @@ def _list(node: Any, out: list[str], indent: str, *, ordered: bool) -> None:
     out.append("")
 
 
-def _table(node: Any, out: list[str], indent: str) -> None:
+def _table(node: Any, out: list[str], indent: str, depth: int) -> None:
     rows = []
     for row in node.css("tr"):
         cells = [
-            _SPACE.sub(" ", _inline(cell)).strip().replace("|", "\\|")
+            _SPACE.sub(" ", _inline(cell, depth + 1)).strip().replace("|", "\\|")
             for cell in row.iter()
             if cell.tag in ("td", "th")
         ]

@@ -1,14 +1,22 @@
-"""URLs for crawling: one normal form, and the scope a crawl may not leave."""
+"""URLs for crawling: one normal form, and the scope a crawl may not leave.
+
+The normal form is what gets checked (scope, robots.txt) and what gets requested, so the two
+cannot differ: dot segments are removed (RFC 3986 section 5.2.4) after escapes of unreserved
+characters are decoded (section 6.2.2.2), so `/s/../x` and `/s/%2e%2e/x` are both `/x`.
+"""
 
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from flatten.errors import UsageError
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # Never HTML: skipped before any request is made.
 NON_HTML_SUFFIXES = frozenset({
     ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".tar", ".png", ".jpg", ".jpeg", ".gif",
@@ -19,31 +27,82 @@ NON_HTML_SUFFIXES = frozenset({
 
 
 def normalize(url: str) -> str:
-    """Fragment dropped, query sorted, default port removed, scheme and host lowercased."""
+    """Fragment dropped, query sorted, default port removed, scheme and host lowercased, path
+    without dot segments. Raises ValueError for a URL that cannot be parsed (a bad port or
+    IPv6 literal)."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
-    port = parts.port
+    port = parts.port  # raises ValueError when out of range
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets
     netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
-    path = parts.path or "/"
+    path = remove_dot_segments(_ESCAPE.sub(_normal_escape, parts.path)) or "/"
     query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
+def _normal_escape(match: re.Match[str]) -> str:
+    """An escaped unreserved character decoded (`%2e` is `.`); any other escape uppercased."""
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4: `.` and `..` segments resolved; never above the root."""
+    if "." not in path:
+        return path  # the common case: nothing to do
+    segments = path.split("/")
+    out: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment in (".", ".."):
+            if segment == ".." and len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")  # `/a/..` is `/`, `/a/.` is `/a/`: the directory itself
+        else:
+            out.append(segment)
+    return "/".join(out)
+
+
+def lenient_path(url: str) -> str:
+    """The path as the most lenient server reads it: every escape decoded (`%2F` too), `\\` as
+    `/`, then dot segments resolved. Checked beside the normal form, so that a server which
+    decodes `..%2F` cannot lead a request out of scope or past robots.txt."""
+    path = unquote(urlsplit(url).path, errors="replace").replace("\\", "/")
+    return remove_dot_segments(path) or "/"
+
+
 def resolve(base: str, href: str) -> str | None:
-    """An absolute, normal http(s) URL for a link, or None for mailto:, javascript: and such."""
+    """An absolute, normal http(s) URL for a link, or None for mailto:, javascript:, a link
+    that cannot be parsed (a bad port or IPv6 literal) and such."""
     href = href.strip()
     if not href or href.startswith(("#", "mailto:", "javascript:", "tel:", "data:")):
         return None
-    absolute = urljoin(base, href)
-    if urlsplit(absolute).scheme not in ("http", "https"):
+    try:
+        absolute = urljoin(base, href)
+        if urlsplit(absolute).scheme not in ("http", "https"):
+            return None
+        return normalize(absolute)
+    except ValueError:
         return None
-    return normalize(absolute)
 
 
 def looks_non_html(url: str) -> bool:
     suffix = posixpath.splitext(urlsplit(url).path)[1].lower()
     return suffix in NON_HTML_SUFFIXES
+
+
+def _parsed(url: str) -> str:
+    """The normal form of a URL the user gave, or a usage error that says what is wrong."""
+    try:
+        return normalize(url)
+    except ValueError as exc:
+        raise UsageError(
+            f"not a valid URL: {url!r} ({exc})", reason="bad-url",
+            hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
+        ) from None  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -56,16 +115,17 @@ class Scope:
 
     @classmethod
     def for_seed(cls, seed: str, prefix: str | None = None) -> Scope:
-        parts = urlsplit(normalize(seed))
+        parts = urlsplit(_parsed(seed))
+        if prefix is not None and prefix.startswith(("http://", "https://")):
+            prefix = urlsplit(_parsed(prefix)).path
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise UsageError(f"not an http(s) URL: {seed!r}", reason="bad-url")
         if prefix is None:
             path = parts.path
             prefix = path if path.endswith("/") else posixpath.dirname(path) + "/"
-        elif prefix.startswith(("http://", "https://")):
-            prefix = urlsplit(normalize(prefix)).path
         if not prefix.startswith("/"):
             prefix = "/" + prefix
+        prefix = remove_dot_segments(prefix)
         if not prefix.endswith("/"):
             prefix += "/"
         return cls(parts.scheme, parts.netloc, prefix)
@@ -74,5 +134,7 @@ class Scope:
         parts = urlsplit(url)
         if (parts.scheme, parts.netloc) != (self.scheme, self.netloc):
             return False
-        path = parts.path or "/"
+        return self._inside(parts.path or "/") and self._inside(lenient_path(url))
+
+    def _inside(self, path: str) -> bool:
         return path.startswith(self.prefix) or path + "/" == self.prefix

@@ -9,14 +9,31 @@ repository) and `flatten_url` (a documentation site) each yield v1 records.
         print(record.id, record.title, record.to_dict())
 """
 
-from flatten.errors import FlattenError, NothingToFlatten, OutputError, SourceError, UsageError
-from flatten.pipeline import FlattenOptions, flatten_repo, flatten_root, flatten_url
-from flatten.profiles import PROFILES
-from flatten.record import Provenance, Record
-from flatten.report import RunReport
-from flatten.writer import write_jsonl
+from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+from flatten._lazy import lazy_getattr
+from flatten._version import __version__
+
+# Public name -> module, loaded on first use: `import flatten.errors` (as `index` and `crawl` do)
+# must not pull in the pipeline, the slicers and tree-sitter.
+_EXPORTS = {
+    "FlattenError": "flatten.errors",
+    "NothingToFlatten": "flatten.errors",
+    "OutputError": "flatten.errors",
+    "SourceError": "flatten.errors",
+    "UsageError": "flatten.errors",
+    "FlattenOptions": "flatten.pipeline",
+    "flatten_repo": "flatten.pipeline",
+    "flatten_root": "flatten.pipeline",
+    "flatten_url": "flatten.pipeline",
+    "PROFILES": "flatten.profiles",
+    "Provenance": "flatten.record",
+    "Record": "flatten.record",
+    "RunReport": "flatten.report",
+    "write_jsonl": "flatten.writer",
+}
 
 __all__ = [
     "PROFILES",
@@ -35,3 +52,15 @@ __all__ = [
     "flatten_url",
     "write_jsonl",
 ]
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+
+
+if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from flatten.errors import FlattenError, NothingToFlatten, OutputError, SourceError, UsageError
+    from flatten.pipeline import FlattenOptions, flatten_repo, flatten_root, flatten_url
+    from flatten.profiles import PROFILES
+    from flatten.record import Provenance, Record
+    from flatten.report import RunReport
+    from flatten.writer import write_jsonl

@@ -1,3 +1,3 @@
-from flatten.cli import main
+from flatten.cli.app import main
 
 main()

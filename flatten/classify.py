@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from slicers.openapi import sniff_spec
+
 KINDS = ("docs", "code", "auto")
 
 
@@ -69,7 +71,12 @@ _DOC_FORMATS: dict[str, tuple[str, str]] = {
     ".mdx": ("markdown", "mdx"), ".rst": ("rst", "rst"), ".rest": ("rst", "rst"),
     ".adoc": ("asciidoc", "asciidoc"), ".asciidoc": ("asciidoc", "asciidoc"),
     ".asc": ("asciidoc", "asciidoc"), ".txt": ("text", "text"), ".text": ("text", "text"),
+    ".ipynb": ("notebook", "ipynb"),
 }  # fmt: skip
+# Read before deciding: an OpenAPI/Swagger spec or a JSON Schema is documentation (`classify_text`).
+SPEC_SUFFIXES = frozenset({".json", ".yaml", ".yml"})
+# Their long lines are data the slicer reads (base64 outputs, one-line JSON): never "minified".
+NEVER_MINIFIED = frozenset({"notebook", "openapi"})
 # Extension-less names that are prose by convention.
 _DOC_NAMES = frozenset({
     "README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "CONTRIBUTING", "AUTHORS", "NOTICE",
@@ -87,7 +94,10 @@ CODE_LANGS: dict[str, str] = {
     ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang",
     ".hs": "haskell", ".ml": "ocaml", ".r": "r", ".jl": "julia", ".pl": "perl", ".zig": "zig",
     ".vue": "vue", ".svelte": "svelte", ".sql": "sql", ".proto": "proto", ".graphql": "graphql",
+    ".gql": "graphql", ".mk": "make", ".dockerfile": "dockerfile",
 }  # fmt: skip
+_BLOCK_NAMES = {"Dockerfile": "dockerfile", "Makefile": "make", "GNUmakefile": "make",
+                "makefile": "make"}  # fmt: skip
 _INFRA: dict[str, tuple[str, str, str]] = {  # suffix -> (fmt, kind, lang)
     ".tf": ("terraform", "terraform", "hcl"), ".tfvars": ("terraform", "terraform", "hcl"),
     ".hcl": ("terraform", "terraform", "hcl"), ".yaml": ("yaml", "yaml", "yaml"),
@@ -95,13 +105,13 @@ _INFRA: dict[str, tuple[str, str, str]] = {  # suffix -> (fmt, kind, lang)
     ".bash": ("shell", "shell", "bash"), ".zsh": ("shell", "shell", "bash"),
 }  # fmt: skip
 _TEXT_NAMES: dict[str, str] = {
-    "Dockerfile": "dockerfile", "Makefile": "make", "GNUmakefile": "make", "Justfile": "just",
+    "Justfile": "just",
     "Jenkinsfile": "groovy", "Vagrantfile": "ruby", "Gemfile": "ruby", "Rakefile": "ruby",
 }  # fmt: skip
 _TEXT_SUFFIXES: dict[str, str] = {
     ".toml": "toml", ".json": "json", ".ini": "ini", ".cfg": "ini", ".xml": "xml",
     ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".csv": "csv",
-    ".mk": "make", ".dockerfile": "dockerfile", ".gradle": "groovy", ".properties": "properties",
+    ".gradle": "groovy", ".properties": "properties",
 }  # fmt: skip
 _SHEBANG = re.compile(r"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?(\w+)")
 _SHEBANG_LANGS = {
@@ -169,6 +179,8 @@ def classify(rel_path: str, first_line: str = "") -> FileClass:
         return FileClass(*_INFRA[suffix], is_docs=False)
     if suffix in CODE_LANGS:
         return FileClass("code", "code", CODE_LANGS[suffix], is_docs=False)
+    if path.name in _BLOCK_NAMES:
+        return FileClass("code", "code", _BLOCK_NAMES[path.name], is_docs=False)
     if path.name in _TEXT_NAMES:
         return FileClass("text", "text", _TEXT_NAMES[path.name], is_docs=False)
     if suffix in _TEXT_SUFFIXES:
@@ -179,9 +191,22 @@ def classify(rel_path: str, first_line: str = "") -> FileClass:
     return FileClass("text", "text", None, is_docs=False)
 
 
+def classify_text(rel_path: str, text: str) -> FileClass:
+    """`classify` with a look at the text: its shebang, and whether a JSON/YAML file is an API
+    spec or a JSON Schema (docs, sliced per operation and schema)."""
+    file_class = classify(rel_path, text[:200].split("\n", 1)[0])
+    if PurePosixPath(rel_path).suffix.lower() in SPEC_SUFFIXES:
+        kind = sniff_spec(text)
+        if kind is not None:
+            return FileClass("openapi", kind, file_class.lang, is_docs=True)
+    return file_class
+
+
 def might_be_docs(rel_path: str) -> bool:
-    """Cheap pre-check for --kind docs, so non-docs are skipped before they are read."""
-    return classify(rel_path).is_docs
+    """Cheap pre-check for --kind docs, so non-docs are skipped before they are read.
+
+    JSON and YAML files are read: only their text says whether they are API specs."""
+    return classify(rel_path).is_docs or PurePosixPath(rel_path).suffix.lower() in SPEC_SUFFIXES
 
 
 def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:

@@ -1,14 +1,17 @@
 """Read a file's bytes once, consistently, and decide what text they hold.
 
+`open_beneath` is the one way a source file is opened: component by component below the root,
+never through a symbolic link (`read_snapshot` and the .gitignore reader use it).
 `read_snapshot` returns bytes that match one state of the file (a file that changes while it is
 read is read again, then given up on with a reason). `decode` tells binary from text by content
 (a NUL byte, or a high share of control characters) and never loses a text file to a stray byte:
 invalid UTF-8 in an otherwise UTF-8 file is replaced and noted; a legacy 8-bit file is read as
-cp1252 and noted.
+cp1252 and noted. Line endings become `\\n` (CRLF and lone CR alike).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 _PROBE = 8192
 _READ_ATTEMPTS = 3
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 class Unreadable(Exception):
@@ -28,20 +33,70 @@ class Unreadable(Exception):
         self.detail = detail
 
 
-def read_snapshot(path: str, max_size: int) -> bytes:
-    for _ in range(_READ_ATTEMPTS):
+def open_beneath(root: str, inner: str) -> int:
+    """A read-only descriptor for `root/inner`, opened without following any symbolic link.
+
+    Each directory of `inner` is opened relative to the one before with O_NOFOLLOW, and so is
+    the file: a directory or file swapped for a link after the listing (a race, or a work tree
+    whose tracked directory became a link to /etc) is refused, never read. So the file opened
+    is always inside `root`. `inner` is a POSIX path below `root` with no `.`/`..` parts.
+    """
+    parts = inner.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise Unreadable("outside-root", "not a plain path below the root")
+    try:
+        dir_fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    except OSError as exc:
+        raise Unreadable("unreadable", f"root: {exc.strerror or exc}") from exc
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                next_fd = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
+            except OSError as exc:
+                linked = _is_link(part, dir_fd)
+                raise _refused(exc, "/".join(parts[: i + 1]), linked=linked) from exc
+            os.close(dir_fd)
+            dir_fd = next_fd
+        # O_NONBLOCK: a FIFO or device in the tree must not hang the run on open().
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _NOFOLLOW
         try:
-            # O_NONBLOCK: a FIFO or device in the tree must not hang the run on open().
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-        except FileNotFoundError as exc:
-            raise Unreadable("missing", "listed but not on disk") from exc
-        except IsADirectoryError as exc:
-            raise Unreadable("not-a-file", "a directory (a submodule?)") from exc
-        except PermissionError as exc:
-            raise Unreadable("unreadable", "permission denied") from exc
+            return os.open(parts[-1], flags, dir_fd=dir_fd)
         except OSError as exc:
-            raise Unreadable("unreadable", exc.strerror or str(exc)) from exc
+            raise _refused(exc, inner, linked=None) from exc
+    finally:
+        os.close(dir_fd)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+def _refused(exc: OSError, where: str, *, linked: bool | None) -> Unreadable:
+    """The reason an open below the root failed; `linked` is None for the file itself."""
+    if linked:
+        return Unreadable("symlink-parent", f"{where}/ is a symbolic link; not followed")
+    if linked is None and exc.errno == errno.ELOOP:
+        return Unreadable("symlink", "a symbolic link at read time; not followed")
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return Unreadable("missing", "listed but not on disk")
+    if exc.errno == errno.ENOENT:
+        return Unreadable("missing", "listed but not on disk")
+    if exc.errno == errno.EISDIR:
+        return Unreadable("not-a-file", "a directory (a submodule?)")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return Unreadable("unreadable", "permission denied")
+    return Unreadable("unreadable", exc.strerror or str(exc))
+
+
+def read_snapshot(root: str, inner: str, max_size: int) -> bytes:
+    """The bytes of `root/inner` (opened by `open_beneath`), at most `max_size` of them."""
+    for _ in range(_READ_ATTEMPTS):
+        fd = open_beneath(root, inner)
         try:
+            # What was opened must be a regular file: checked on the descriptor, not the path.
             before = os.fstat(fd)
             if not stat.S_ISREG(before.st_mode):
                 raise Unreadable("not-a-file", "not a regular file")
@@ -95,9 +150,10 @@ def decode(data: bytes) -> Decoded:
         text, note = _decode_impure(data)
     if looks_binary(text):
         raise Unreadable("binary", "mostly control characters")
-    # One line-ending convention: line numbers stay true, CRs would only add noise.
+    # One line-ending convention, as editors count lines: CRLF (Windows) and a lone CR (classic
+    # Mac OS) both end a line. Leaving a lone CR would make a whole old-Mac file one line.
     if "\r" in text:
-        text = text.replace("\r\n", "\n")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return Decoded(text, note)
 
 

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flatten.classify import KINDS, classify, matches_any, might_be_docs, path_skip_reason
+from flatten.classify import (
+    KINDS,
+    NEVER_MINIFIED,
+    classify_text,
+    matches_any,
+    might_be_docs,
+    path_skip_reason,
+)
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
@@ -40,6 +47,7 @@ class FlattenOptions:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     max_chars: int = DEFAULT_MAX_CHARS
     workers: int = 0  # 0: one per core on large trees
+    outputs: tuple[str, ...] = ()  # files this run writes (-o, --report): never read as input
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -73,14 +81,18 @@ def process_file(job: _Job) -> FileOutcome:
     """Read, decode, redact and slice one file. Never raises for anything the file contains."""
     rel = job.candidate.rel_path
     try:
-        data = read_snapshot(job.candidate.abs_path, job.options.max_file_size)
+        data = read_snapshot(job.candidate.root, job.candidate.inner, job.options.max_file_size)
         decoded = decode(data)
     except Unreadable as exc:
         return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
     text = decoded.text
-    if looks_minified(text):
+    file_class = classify_text(rel, text)
+    if job.options.kind == "docs" and not file_class.is_docs:
+        return FileOutcome(
+            rel, skip=Skip(rel, "not-docs", "JSON/YAML, not an API spec"), size=len(data)
+        )
+    if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
-    file_class = classify(rel, text[:200].split("\n", 1)[0])
     redacted = redact(text)
     sliced = slice_text(
         file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)
@@ -154,7 +166,7 @@ def flatten_tree(
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
-    report.listing, entries = list_tree(root, prefix)
+    report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
             report.skip(entry)
@@ -269,8 +281,7 @@ def flatten_url(
     Pages come in URL order; `source` and `url` are the page URL; the markdown slicer gives
     sections with the page's own heading ids as anchors.
     """
-    # Imported here: crawl uses flatten's errors and hashing, so a module-level import would
-    # be circular.
+    # Imported here: the crawler brings httpx and selectolax, which only --url needs.
     from crawl.crawler import CrawlError, CrawlReport, crawl
 
     options = options or FlattenOptions()

@@ -3,6 +3,11 @@
 This module is the one place that knows the record's field names. The seven fields ChatCLI reads
 (`id, source, title, content, chunkSize, repoUrl, commit`) are always present; the extensions are
 written only when they have a value, as flat scalars or short lists so vector stores keep them.
+
+Format-specific fields come from the slicer as `meta` pairs, among them `lineUnit: "cell"` on
+notebook slices: their `startLine`/`endLine` are 1-based cell numbers, not lines of the file's
+JSON. Without `lineUnit`, ranges are lines. API-spec operations carry `schemas` (the names of
+the schemas they reference); Kubernetes manifests `apiVersion` and `namespace`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flatten.errors import FlattenError
 from flatten.record import Provenance, Record
 from flatten.sources.base import Skip
 
@@ -29,6 +30,17 @@ class RunReport:
     seconds: float = 0.0
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
+
+    def fail(self, exc: BaseException) -> None:
+        """Record why the run ended early. Any exception counts: a failed run never says ok."""
+        if isinstance(exc, FlattenError):
+            self.error = {"reason": exc.reason, "message": exc.message}
+        elif isinstance(exc, KeyboardInterrupt):
+            self.error = {"reason": "interrupted", "message": "interrupted before the end"}
+        elif isinstance(exc, BrokenPipeError):
+            self.error = {"reason": "output-closed", "message": "the reader of stdout went away"}
+        else:
+            self.error = {"reason": "internal-error", "message": f"{type(exc).__name__}: {exc}"}
 
     def skip(self, entry: Skip) -> None:
         self.skipped.append(entry)
@@ -109,6 +121,7 @@ class RunReport:
                 + (", TRUNCATED by a bound (see --max-pages, --max-depth)"
                    if self.crawl["truncated"] else "")
             )  # fmt: skip
+            lines.extend(f"crawl: {n['note']} ({n['url']})" for n in self.crawl.get("notes", []))
         if self.redactions:
             lines.append(f"secrets redacted: {counts(self.redactions)}")
         if self.notes:

@@ -17,8 +17,9 @@ MCP tools do (framed, capped, secret-free JSON).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flatten._lazy import lazy_getattr
 
 # Eager: `search` is also the name of its module, which would shadow the function on the
 # package once `index.search` is imported anywhere.
@@ -31,23 +32,27 @@ _EXPORTS = {
     "CitationRule": "index.citations",
     "cite": "index.citations",
     "parse_rules": "index.citations",
-    "EmbedReport": "index.embed",
-    "embed_pending": "index.embed",
-    "EmbeddingConfig": "index.embeddings",
-    "EmbeddingError": "index.embeddings",
-    "IdentityMismatch": "index.embeddings",
+    "EmbedReport": "index.vectors.backfill",
+    "embed_pending": "index.vectors.backfill",
+    "EmbeddingConfig": "index.vectors.client",
+    "EmbeddingError": "index.vectors.client",
+    "IdentityMismatch": "index.vectors.client",
     "ConfigError": "index.errors",
     "StoreError": "index.errors",
     "LoadReport": "index.loader",
     "load_files": "index.loader",
     "load_records": "index.loader",
-    "get": "index.queries",
-    "match": "index.queries",
-    "show": "index.queries",
-    "sources": "index.queries",
-    "toc": "index.queries",
+    "IngestOptions": "index.ingest",
+    "IngestReport": "index.ingest",
+    "ingest_files": "index.ingest",
+    "ingest_records": "index.ingest",
+    "get": "index.documents",
+    "match": "index.documents",
+    "show": "index.documents",
+    "sources": "index.documents",
+    "toc": "index.documents",
     "Store": "index.store",
-    "VectorTier": "index.vector_search",
+    "VectorTier": "index.vectors.stage",
 }
 
 __all__ = [
@@ -57,6 +62,8 @@ __all__ = [
     "EmbeddingConfig",
     "EmbeddingError",
     "IdentityMismatch",
+    "IngestOptions",
+    "IngestReport",
     "Knowledge",
     "LoadReport",
     "SearchResponse",
@@ -67,6 +74,8 @@ __all__ = [
     "cite",
     "embed_pending",
     "get",
+    "ingest_files",
+    "ingest_records",
     "load_files",
     "load_records",
     "match",
@@ -78,21 +87,17 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'index' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.agent import Knowledge
     from index.citations import CitationRule, cite, parse_rules
-    from index.embed import EmbedReport, embed_pending
-    from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
+    from index.documents import get, match, show, sources, toc
     from index.errors import ConfigError, StoreError
+    from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records
     from index.loader import LoadReport, load_files, load_records
-    from index.queries import get, match, show, sources, toc
     from index.store import Store
-    from index.vector_search import VectorTier
+    from index.vectors.backfill import EmbedReport, embed_pending
+    from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
+    from index.vectors.stage import VectorTier

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from flatten.secrets import redact
-from index import queries
+from index import documents
 from index.citations import CitationRule
-from index.embeddings import EmbeddingConfig
 from index.errors import StoreError
 from index.search import chunk_texts, search
 from index.store import Store
 from index.text import safe_display
-from index.vector_search import VectorTier
+from index.vectors.client import EmbeddingConfig
+from index.vectors.stage import VectorTier
 
 OUTPUT_CAP = 24 * 1024  # bytes of JSON per answer
 MAX_TOP_K = 20
@@ -117,7 +117,7 @@ class Knowledge:
             store = self._open()
             if isinstance(store, dict):
                 return store
-            found = queries.match(store, words, corpus=corpus or None)
+            found = documents.match(store, words, corpus=corpus or None)
         answer: dict[str, Any] = {"status": "ok", "notice": NOTICE, "query": query,
                                   "count": len(found), "documents": []}  # fmt: skip
         if not found:
@@ -140,7 +140,7 @@ class Knowledge:
             store = self._open()
             if isinstance(store, dict):
                 return store
-            page = queries.get(store, source, offset=max(0, int(offset)), corpus=corpus or None)
+            page = documents.get(store, source, offset=max(0, int(offset)), corpus=corpus or None)
         if page is None:
             return _status("not_found", f"no document {source!r} in the index",
                            hint="paths come from knowledge_search or knowledge_toc")  # fmt: skip
@@ -156,7 +156,7 @@ class Knowledge:
             store = self._open()
             if isinstance(store, dict):
                 return store
-            entries = queries.toc(store, prefix, corpus=corpus or None)
+            entries = documents.toc(store, prefix, corpus=corpus or None)
         answer: dict[str, Any] = {"status": "ok" if entries else "no_results",
                                   "notice": NOTICE, "prefix": prefix, "count": len(entries),
                                   "documents": []}  # fmt: skip

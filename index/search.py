@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from flatten.errors import UsageError
 from index.citations import CitationRule
-from index.embeddings import EmbeddingError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import lexical
-from index.located import Located, located_fields
+from index.results import Located, located_fields
 from index.store import Store
 from index.text import safe_display
+from index.vectors.client import EmbeddingError
 
 if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
     import numpy as np
 
-    from index.vector_search import VectorTier
+    from index.vectors.stage import VectorTier
 
 LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
 TIERS = ("lexical", "vector", "hybrid")
@@ -115,7 +115,7 @@ def search(
         line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
         return SearchResponse(query, line, _lexical_only(store, query, top_k, corpus, rules,
                                                           snippets))  # fmt: skip
-    from index.vector_search import VectorsUnavailable
+    from index.vectors.stage import VectorsUnavailable
 
     depth = max(top_k, FUSION_DEPTH)
     try:

@@ -7,12 +7,17 @@ exactly once, in order. A slicer never raises on bad input; it falls back to lin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 # The default size budget for one slice, in characters. About 1,000 tokens: large enough to keep
 # a typical docs section whole, small enough for an embedding model's context.
 DEFAULT_MAX_CHARS = 4000
+# Titles (and breadcrumb entries, symbols, document titles) and anchors are labels, not content:
+# a 100,000-character heading keeps its text in `content` but not in every label.
+TITLE_MAX = 200
+ANCHOR_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -66,9 +71,30 @@ def is_blank(line: str) -> bool:
     return not line.strip()
 
 
+def cap_label(text: str, limit: int = TITLE_MAX) -> str:
+    """`text` cut to `limit` characters, ending in `…` when cut (deterministic)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_PART_SUFFIX = re.compile(r"(?: \(part \d+/\d+\))+$")
+
+
+def cap_title(title: str) -> str:
+    """A title cut to TITLE_MAX characters, keeping its `(part k/n)` suffix."""
+    if len(title) <= TITLE_MAX:
+        return title
+    match = _PART_SUFFIX.search(title)
+    suffix = match.group(0) if match else ""
+    return cap_label(title[: len(title) - len(suffix)], TITLE_MAX - len(suffix)) + suffix
+
+
 @dataclass
 class LineSpan:
-    """A half-open range [start, end) of 0-based line indexes with the metadata of its slice."""
+    """A half-open range [start, end) of 0-based line indexes with the metadata of its slice.
+
+    `cols`, when set, narrows the span to characters [a, b) of line `start` (a piece of a line
+    over the size budget); `end` is then `start + 1`.
+    """
 
     start: int
     end: int
@@ -77,25 +103,34 @@ class LineSpan:
     anchor: str | None = None
     symbol: str | None = None
     meta: tuple[tuple[str, str], ...] = ()
+    cols: tuple[int, int] | None = None
 
 
 def make_slice(lines: list[str], span: LineSpan) -> Slice | None:
-    """Cut a span out of `lines`, trimming blank lines at both ends; None if it is all blank."""
+    """Cut a span out of `lines`, trimming blank lines at both ends; None if it is all blank.
+
+    Labels are capped here, the one place every slicer's slices pass through.
+    """
     start, end = span.start, span.end
-    while start < end and is_blank(lines[start]):
-        start += 1
-    while end > start and is_blank(lines[end - 1]):
-        end -= 1
-    if start >= end:
+    if span.cols is not None:
+        content = lines[start][span.cols[0] : span.cols[1]]
+        end = start + 1
+    else:
+        while start < end and is_blank(lines[start]):
+            start += 1
+        while end > start and is_blank(lines[end - 1]):
+            end -= 1
+        content = "\n".join(lines[start:end])
+    if start >= end or is_blank(content):
         return None
     return Slice(
-        content="\n".join(lines[start:end]),
+        content=content,
         start_line=start + 1,
         end_line=end,
-        title=span.title,
-        section=span.section,
-        anchor=span.anchor,
-        symbol=span.symbol,
+        title=cap_title(span.title),
+        section=tuple(cap_label(entry) for entry in span.section),
+        anchor=span.anchor[:ANCHOR_MAX] if span.anchor else span.anchor,
+        symbol=cap_label(span.symbol) if span.symbol else span.symbol,
         meta=span.meta,
     )
 

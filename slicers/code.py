@@ -42,6 +42,7 @@ class _Unit:
     end: int  # line after the node
     node: Any | None
     symbol: str | None  # None for preamble / top-level code
+    title: str | None = None  # when it is not the symbol (`rpc Operations.Get`)
 
     @property
     def is_declaration(self) -> bool:
@@ -99,6 +100,19 @@ def symbol_of(node: Any, lang: Language, stem: str) -> str | None:
     return kind.replace("_", " ")
 
 
+def name_of(node: Any, lang: Language, stem: str, parent: str | None) -> tuple[str, str] | None:
+    """(symbol, title) of a declaration, with its parent's symbol before it; None otherwise."""
+    if node.type not in lang.declarations:
+        return None
+    if lang.namer is not None:
+        return lang.namer(node, parent)
+    symbol = symbol_of(node, lang, stem)
+    if symbol is None:
+        return None
+    symbol = f"{parent}.{symbol}" if parent else symbol
+    return symbol, symbol
+
+
 def _go_method(node: Any) -> str:
     name = node_text(node.child_by_field_name("name"))
     receiver = node.child_by_field_name("receiver")
@@ -140,21 +154,22 @@ def _units(nodes: list[Any], lang: Language, stem: str, prefix: str = "") -> lis
         return _is_comment(node) or node.type in lang.leading
 
     for node, first, end in with_leading(nodes, leading):
-        symbol = symbol_of(node, lang, stem)
-        if symbol is not None and prefix:
-            symbol = f"{prefix}.{symbol}"
-        if symbol is None and units and not units[-1].is_declaration:
-            units[-1].end = max(units[-1].end, end)  # extend the run of preamble
+        named = name_of(node, lang, stem, prefix or None)
+        if named is None and units and (lang.runs or not units[-1].is_declaration):
+            units[-1].end = max(units[-1].end, end)  # extend the run (of preamble, or a stage)
             continue
-        units.append(_Unit(first, end, node, symbol))
+        symbol, title = named if named is not None else (None, None)
+        units.append(_Unit(first, end, node, symbol, title))
     return units
 
 
-def _body(node: Any) -> Any | None:
+def _body(node: Any, lang: Language) -> Any | None:
     """The node whose children a declaration splits into."""
     for _ in range(_MAX_DEPTH):
         if node is None:
             return None
+        if node.type in lang.bodies and len(node.named_children) >= 2:
+            return node
         body = node.child_by_field_name("body")
         if body is not None and len(body.named_children) >= 2:
             return body
@@ -167,7 +182,9 @@ def _body(node: Any) -> Any | None:
         )
         if inner is None or inner == node:
             return None
-        if len(inner.named_children) >= 2 and inner.child_by_field_name("body") is None:
+        if inner.type in lang.bodies or (
+            len(inner.named_children) >= 2 and inner.child_by_field_name("body") is None
+        ):
             return inner
         node = inner
     return None
@@ -179,6 +196,7 @@ class _Piece:
     end: int
     title: str
     symbol: str | None
+    cols: tuple[int, int] | None = None  # a piece of one line over the budget
 
 
 class _CodeSlicer:
@@ -210,7 +228,7 @@ class _CodeSlicer:
         """A unit as pieces within budget: itself, its split members, or line windows."""
         if self.size(unit.start, unit.end) <= self.budget:
             return [_Piece(unit.start, unit.end, title, unit.symbol)]
-        body = _body(unit.node) if unit.node is not None and depth < _MAX_DEPTH else None
+        body = _body(unit.node, self.lang) if unit.node is not None and depth < _MAX_DEPTH else None
         if body is not None and unit.symbol is not None:
             members = _units(body.named_children, self.lang, self.stem, prefix=unit.symbol)
             if len(members) >= 2 or (members and members[0].is_declaration):
@@ -218,15 +236,15 @@ class _CodeSlicer:
                 split: list[list[_Piece]] = []
                 for member in members:
                     member.symbol = member.symbol or unit.symbol
-                    split.append(self.pieces(member, member.symbol, depth + 1))
+                    split.append(self.pieces(member, member.title or title, depth + 1))
                 return self.merge(split, unit.symbol)
         return self.windows(unit, title)
 
     def windows(self, unit: _Unit, title: str) -> list[_Piece]:
-        spans = pack_windows(self.lines, unit.start, unit.end, self.budget * 3 // 2)
+        windows = pack_windows(self.lines, unit.start, unit.end, self.budget * 3 // 2)
         return [
-            _Piece(s, e, t, unit.symbol)
-            for (s, e), t in zip(spans, part_titles(title, len(spans)), strict=True)
+            _Piece(w.start, w.end, t, unit.symbol, w.cols)
+            for w, t in zip(windows, part_titles(title, len(windows)), strict=True)
         ]
 
     def merge(self, units: list[list[_Piece]], parent: str | None) -> list[_Piece]:
@@ -307,10 +325,13 @@ def signature_title(lines: list[str], start: int, end: int, fallback: str) -> st
 
 def slice_windows_with_signatures(text: str, path: str, options: SliceOptions) -> Sliced:
     lines = split_lines(text)
-    spans = [
-        LineSpan(s, e, title=signature_title(lines, s, e, path))
-        for s, e in pack_windows(lines, 0, len(lines), options.max_chars)
-    ]
+    spans = []
+    for w in pack_windows(lines, 0, len(lines), options.max_chars):
+        # A piece of a long line is titled by its own text, not by the whole line's.
+        own = [lines[w.start][w.cols[0] : w.cols[1]]] if w.cols else lines
+        start, end = (0, 1) if w.cols else (w.start, w.end)
+        title = signature_title(own, start, end, path)
+        spans.append(LineSpan(w.start, w.end, title=title, cols=w.cols))
     return Sliced(slices=spans_to_slices(lines, spans))
 
 
@@ -325,9 +346,9 @@ def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
     if not any(u.is_declaration for u in units) and root.has_error:
         fallback = slice_windows_with_signatures(text, path, options)
         return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)
-    per_unit = [slicer.pieces(u, u.symbol or f"{path}{_TOP_LEVEL}", 0) for u in units]
+    per_unit = [slicer.pieces(u, u.title or f"{path}{_TOP_LEVEL}", 0) for u in units]
     pieces = slicer.merge(per_unit, None)
-    spans = [LineSpan(p.start, p.end, title=p.title, symbol=p.symbol) for p in pieces]
+    spans = [LineSpan(p.start, p.end, p.title, symbol=p.symbol, cols=p.cols) for p in pieces]
     slices = spans_to_slices(lines, spans)
     notes = (f"{lang.grammar}: syntax errors; sliced by what parsed",) if root.has_error else ()
     return Sliced(slices=slices, notes=notes, syntax_error=root.has_error)

@@ -4,11 +4,18 @@
 an oversized declaration, the members it splits into); everything else is preamble or
 top-level code. `containers` are transparent (namespaces): their members are sliced as if they
 were top level. `leading` nodes (attributes) attach to the declaration below, like comments.
+
+The named-block grammars (Protobuf, GraphQL, Make, Dockerfile, SQL) add three things: a `namer`
+that gives a block its symbol and title (`rpc Operations.GetOperation`), `bodies` (node types
+whose own children are their members, as a proto `service` holds its `rpc`s), and `runs` (a
+declaration owns the nodes after it up to the next one: a Dockerfile stage and its instructions).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from slicers.blocks import Namer, dockerfile_name, graphql_name, make_name, proto_name, sql_name
 
 
 @dataclass(frozen=True)
@@ -17,11 +24,22 @@ class Language:
     declarations: frozenset[str]
     containers: frozenset[str] = frozenset()
     leading: frozenset[str] = frozenset()
+    namer: Namer | None = None
+    bodies: frozenset[str] = frozenset()
+    runs: bool = False
 
 
-def _lang(grammar: str, declarations: str, containers: str = "", leading: str = "") -> Language:
+def _lang(
+    grammar: str,
+    declarations: str,
+    containers: str = "",
+    leading: str = "",
+    namer: Namer | None = None,
+    bodies: str = "",
+    runs: bool = False,
+) -> Language:
     return Language(grammar, frozenset(declarations.split()), frozenset(containers.split()),
-                    frozenset(leading.split()))  # fmt: skip
+                    frozenset(leading.split()), namer, frozenset(bodies.split()), runs)  # fmt: skip
 
 
 _JS = (
@@ -62,6 +80,19 @@ LANGUAGES: dict[str, Language] = {
                  containers="namespace_definition"),
     "ruby": _lang("ruby", "module class method singleton_method"),
     "bash": _lang("bash", "function_definition"),
+    # Named blocks (slicers/blocks.py names them).
+    "proto": _lang("proto", "service rpc message enum", namer=proto_name,
+                   bodies="service message_body enum_body"),
+    "graphql": _lang("graphql", " ".join(("field_definition operation_definition "
+                     "fragment_definition schema_definition schema_extension directive_definition",
+                     *(f"{k}_type_definition {k}_type_extension" for k in
+                       ("object", "interface", "union", "enum", "input_object", "scalar")))),
+                     containers="document definition type_system_definition type_definition "
+                     "type_system_extension type_extension executable_definition",
+                     namer=graphql_name),
+    "make": _lang("make", "rule", namer=make_name),
+    "dockerfile": _lang("dockerfile", "from_instruction", namer=dockerfile_name, runs=True),
+    "sql": _lang("sql", "statement", namer=sql_name),
 }  # fmt: skip
 
 # Function-like values that make `const name = ...` a declaration in JavaScript/TypeScript.

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from slicers.base import LineSpan, is_blank
-from slicers.windows import pack_windows, part_titles
+from slicers.base import ANCHOR_MAX, LineSpan, cap_label, is_blank
+from slicers.windows import pack_windows, window_spans
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,11 @@ def section_spans(
     for i, heading in enumerate(headings):
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
-        title = heading.text or fallback_title
+        # Capped before the part numbers and the breadcrumb are built from it; the anchor slugs
+        # the heading's start only, so repeats of a long heading still get their -1, -2.
+        title = cap_label(heading.text or fallback_title)
         stack.append((heading.level, title))
-        anchor = heading.anchor or slugger.slug(heading.text) or None
+        anchor = heading.anchor or slugger.slug(heading.text[: ANCHOR_MAX // 2]) or None
         stop = headings[i + 1].line if i + 1 < len(headings) else end
         span = LineSpan(
             heading.line, stop, title=title, section=tuple(t for _, t in stack), anchor=anchor
@@ -73,8 +75,4 @@ def _split(
     lines: Sequence[str], span: LineSpan, max_chars: int, protected: Sequence[tuple[int, int]]
 ) -> list[LineSpan]:
     windows = pack_windows(lines, span.start, span.end, max_chars, protected)
-    titles = part_titles(span.title, len(windows))
-    return [
-        LineSpan(s, e, title=t, section=span.section, anchor=span.anchor)
-        for (s, e), t in zip(windows, titles, strict=True)
-    ]
+    return window_spans(windows, span.title, section=span.section, anchor=span.anchor)

@@ -12,7 +12,7 @@ from typing import Any
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
 from slicers.treesitter import node_text, parse, with_leading
-from slicers.windows import pack_windows, part_titles, slice_windows
+from slicers.windows import pack_windows, slice_windows, window_spans
 
 _PREFIXES = {"data": "data", "module": "module", "variable": "var", "output": "output"}
 
@@ -74,8 +74,7 @@ def slice_terraform(text: str, path: str, options: SliceOptions) -> Sliced:
         stop = units[i + 1][0] if i + 1 < len(units) else len(lines)
         begin = 0 if i == 0 else start
         windows = pack_windows(lines, begin, stop, options.max_chars)
-        for (w_start, w_end), part in zip(windows, part_titles(title, len(windows)), strict=True):
-            spans.append(LineSpan(w_start, w_end, title=part, symbol=symbol))
+        spans.extend(window_spans(windows, title, symbol=symbol))
     notes = (
         ("terraform: syntax errors; sliced by the blocks that parsed",) if root.has_error else ()
     )

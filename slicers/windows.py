@@ -1,15 +1,44 @@
 """Line windows at blank-line boundaries: the fallback slicer, and how oversized sections split.
 
 A window never cuts a "protected" range (a fenced code block, say) unless that range alone is
-over the budget; a single block over the budget is cut between lines; a single line is never cut,
-so no content is lost and line ranges stay true.
+over the budget; a single block over the budget is cut between lines; a single line over the
+budget is cut inside (at whitespace, else hard) into windows that share its line number. So no
+content is lost, line ranges stay true, and no window is over the budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
+
+
+class Window(NamedTuple):
+    """Lines [start, end); or, when `cols` is set, the characters [a, b) of line `start` only."""
+
+    start: int
+    end: int
+    cols: tuple[int, int] | None = None
+
+
+def cut_line(line: str, max_chars: int) -> list[tuple[int, int]]:
+    """Character ranges tiling `line`, each at most `max_chars` long.
+
+    A cut goes after the last space or tab in the second half of the budget, so words stay
+    whole where they can; with no whitespace there (a base64 blob, say) the cut is hard.
+    """
+    cuts: list[tuple[int, int]] = []
+    start = 0
+    while len(line) - start > max_chars:
+        limit = start + max_chars
+        floor = start + max_chars // 2
+        at = max(line.rfind(" ", floor, limit), line.rfind("\t", floor, limit))
+        stop = at + 1 if at >= 0 else limit
+        cuts.append((start, stop))
+        start = stop
+    cuts.append((start, len(line)))
+    return cuts
 
 
 def _blocks(
@@ -51,40 +80,58 @@ def pack_windows(
     end: int,
     max_chars: int,
     protected: Sequence[tuple[int, int]] = (),
-) -> list[tuple[int, int]]:
-    """Cut [start, end) into consecutive half-open windows of at most `max_chars` where possible.
+) -> list[Window]:
+    """Cut [start, end) into consecutive windows of at most `max_chars` characters.
 
-    The windows tile the range exactly (blank lines between blocks go to the window before), so
-    every line belongs to exactly one window.
+    Every non-blank line belongs to exactly one line window, or is cut into character windows
+    when it alone is over the budget. Blank lines between blocks go to the window before.
     """
     if _size(lines, start, end) <= max_chars:
-        return [(start, end)]
-    pieces: list[tuple[int, int]] = []
+        return [Window(start, end)]
+    pieces: list[Window] = []
     for b_start, b_end in _blocks(lines, start, end, protected):
         if _size(lines, b_start, b_end) <= max_chars:
-            pieces.append((b_start, b_end))
+            pieces.append(Window(b_start, b_end))
             continue
-        # One block over budget: cut it between lines.
+        # One block over budget: cut it between lines, and inside any line over budget.
         cut = b_start
         used = 0
         for i in range(b_start, b_end):
+            if len(lines[i]) > max_chars:
+                if cut < i:
+                    pieces.append(Window(cut, i))
+                pieces.extend(Window(i, i + 1, cols) for cols in cut_line(lines[i], max_chars))
+                cut, used = i + 1, 0
+                continue
             width = len(lines[i]) + 1
             if used and used + width > max_chars:
-                pieces.append((cut, i))
+                pieces.append(Window(cut, i))
                 cut, used = i, 0
             used += width
-        pieces.append((cut, b_end))
+        if cut < b_end:
+            pieces.append(Window(cut, b_end))
 
-    windows: list[tuple[int, int]] = []
+    windows: list[Window] = []
     w_start = start
     used = 0
-    for p_start, p_end in pieces:
-        width = _size(lines, p_start, p_end)
+    gap_start = start  # blank lines before a piece count too: a whitespace-only line can be huge
+    for piece in pieces:
+        if piece.cols is not None:
+            if used:
+                windows.append(Window(w_start, piece.start))
+            windows.append(piece)
+            w_start, used, gap_start = piece.end, 0, piece.end
+            continue
+        width = _size(lines, gap_start, piece.end)
         if used and used + width > max_chars:
-            windows.append((w_start, p_start))
-            w_start, used = p_start, 0
+            # The blank lines before the piece end the window before (make_slice trims them).
+            windows.append(Window(w_start, piece.start))
+            w_start, used = piece.start, 0
+            width = _size(lines, piece.start, piece.end)
         used += width
-    windows.append((w_start, end))
+        gap_start = piece.end
+    if used or not windows:
+        windows.append(Window(w_start, end))
     return windows
 
 
@@ -95,10 +142,17 @@ def part_titles(title: str, count: int) -> list[str]:
     return [f"{title} (part {k}/{count})" for k in range(1, count + 1)]
 
 
+def window_spans(windows: Sequence[Window], title: str, **fields: object) -> list[LineSpan]:
+    """One span per window, titled `title (part k/n)` when there are several."""
+    titles = part_titles(title, len(windows))
+    return [
+        LineSpan(w.start, w.end, cols=w.cols, title=t, **fields)  # type: ignore[arg-type]
+        for w, t in zip(windows, titles, strict=True)
+    ]
+
+
 def slice_windows(text: str, path: str, options: SliceOptions) -> Sliced:
     """Any text: windows at blank-line boundaries, titled with the path."""
     lines = split_lines(text)
-    windows = pack_windows(lines, 0, len(lines), options.max_chars)
-    titles = part_titles(path, len(windows))
-    spans = [LineSpan(s, e, title=t) for (s, e), t in zip(windows, titles, strict=True)]
+    spans = window_spans(pack_windows(lines, 0, len(lines), options.max_chars), path)
     return Sliced(slices=spans_to_slices(lines, spans))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
-from slicers.windows import pack_windows, part_titles
+from slicers.windows import pack_windows, window_spans
 
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?:\s|$)")
 _HELM_ACTION = re.compile(r"\{\{-?.*?-?\}\}")
@@ -211,10 +211,5 @@ def slice_yaml(text: str, path: str, options: SliceOptions) -> Sliced:
             title, symbol = _title(unit_keys, unit_order, path)
             protected = [] if items else _key_blocks(lines, start, end)
             windows = pack_windows(lines, start, end, options.max_chars, protected)
-            for (w_start, w_end), part in zip(
-                windows, part_titles(title, len(windows)), strict=True
-            ):
-                spans.append(
-                    LineSpan(w_start, w_end, title=part, symbol=symbol, meta=_meta(unit_keys))
-                )
+            spans.extend(window_spans(windows, title, symbol=symbol, meta=_meta(unit_keys)))
     return Sliced(slices=spans_to_slices(lines, spans))

@@ -141,6 +141,9 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
     """A failure the user can act on: the exit code, a named reason, and no traceback."""
     assert result.code == code, (result.code, result.stderr)
     assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("error: ") or "Usage" in result.stderr, result.stderr
+    # A ranked search says its tier on stderr before a failure after the search (eval's floor).
+    said = "".join(line for line in result.stderr.splitlines(keepends=True)
+                   if not line.startswith("tier: "))  # fmt: skip
+    assert said.startswith("error: ") or "Usage" in result.stderr, result.stderr
     for word in words:
         assert word in result.stderr, (word, result.stderr)

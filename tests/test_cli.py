@@ -286,3 +286,19 @@ def test_progress_bar_on_a_terminal_does_not_touch_stdout(tmp_path):
     assert proc.returncode == 0
     assert len(proc.stdout.decode().splitlines()) == 300  # the bar never reaches stdout
     assert b"files: 300 seen, 300 kept" in bytes(terminal)
+
+
+def test_crawl_flag_defaults_are_the_crawlers_own():
+    from crawl.crawler import CrawlOptions
+    from flatten.cli.options import CRAWL_DEFAULTS, DEFAULTS, parse_size
+    from flatten.pipeline import FlattenOptions
+
+    crawl = CrawlOptions()
+    assert {**CRAWL_DEFAULTS, "max_page_size": parse_size(CRAWL_DEFAULTS["max_page_size"])} == {
+        "max_pages": crawl.max_pages, "max_depth": crawl.max_depth,
+        "concurrency": crawl.concurrency, "delay": crawl.delay, "timeout": crawl.timeout,
+        "max_page_size": crawl.max_page_bytes,
+    }  # fmt: skip
+    flatten = FlattenOptions()
+    assert parse_size(DEFAULTS["max_file_size"]) == flatten.max_file_size
+    assert DEFAULTS["max_chars"] == flatten.max_chars

@@ -61,13 +61,13 @@ def test_read_snapshot_enforces_the_size_cap(tmp_path):
     big = tmp_path / "big.md"
     big.write_bytes(b"x" * 2048)
     with pytest.raises(Unreadable) as err:
-        read_snapshot(str(big), 1024)
+        read_snapshot(str(tmp_path), "big.md", 1024)
     assert err.value.reason == "too-large"
 
 
 def test_read_snapshot_names_a_missing_file(tmp_path):
     with pytest.raises(Unreadable) as err:
-        read_snapshot(str(tmp_path / "gone.md"), 1024)
+        read_snapshot(str(tmp_path), "gone.md", 1024)
     assert err.value.reason == "missing"
 
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from index.embeddings import EmbeddingClient, EmbeddingConfig, EmbeddingError, doctor
 from index.errors import ConfigError
+from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError, doctor
 from tests.conftest import assert_clean_failure, run_cli
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve

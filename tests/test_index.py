@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from flatten.errors import UsageError
 from index.citations import cite, parse_rules
+from index.documents import card, get, match, show, sources, toc, words
 from index.errors import ConfigError, StoreError
 from index.loader import load_files
-from index.queries import card, get, match, show, sources, toc, words
 from index.search import search
 from index.store import Store
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
@@ -198,16 +198,23 @@ def test_deploy_finds_deployments_although_porter_splits_the_family(store, tmp_p
     assert search(store, "deploy").results[0].token == "guide/deploy.md#1"
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=200))
-def test_no_query_string_raises(tmp_path_factory, text):
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """One store with documents in it, shared: queries against it exercise the planner."""
     path = tmp_path_factory.mktemp("q")
     with Store.open(path) as opened:
-        search(opened, text)
-        try:
-            match(opened, text.split() or ["x"])
-        except UsageError:  # only "-word" exclusions and nothing to find: said plainly
-            assert all(w.startswith("-") or not w.strip() for w in text.split())
+        load_files(opened, [jsonl(path / "docs.jsonl", DOCS)], "docs")
+        yield opened
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_no_query_string_raises(loaded, text):
+    search(loaded, text)
+    try:
+        match(loaded, text.split() or ["x"])
+    except UsageError:  # only "-word" exclusions and nothing to find: said plainly
+        assert all(w.startswith("-") or not w.strip() for w in text.split())
 
 
 def test_terminal_control_sequences_are_stripped_from_results(store, tmp_path):
@@ -288,7 +295,8 @@ def test_cli_index_search_json_queries_file_and_tier_line(tmp_path):
     loaded = run_cli("index", data, "--corpus", "docs", "--store", store_path)
     assert loaded.code == 0 and "4 added" in loaded.stdout
     human = run_cli("search", "rollbacks", "--store", store_path)
-    assert human.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert human.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert human.stdout.startswith("1. ")
     as_json = run_cli("search", "rollbacks", "--store", store_path, "--json")
     results = json.loads(as_json.stdout)
     assert "tier: lexical" in as_json.stderr
@@ -375,3 +383,30 @@ def test_documents_split_across_the_file_and_over_the_memory_budget(store, tmp_p
     assert show(store, "guide/deploy.md#2").content.startswith("Rollbacks")
     again = load_files(store, [path], "docs", hold_chars=10)
     assert again.unchanged == 3 and again.chunks == 0
+
+
+def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path):
+    store_path = tmp_path / "store"
+    write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
+    assert run_cli("index", tmp_path / "notes", "--corpus", "n", "--store", store_path).code == 0
+    page = run_cli("get", "a.md", "--store", store_path)
+    assert page.code == 0 and page.stdout == "# Alpha\nbody about zebras" and page.stderr == ""
+    for args in (("show", "a.md#1"), ("card",), ("toc",), ("stats",), ("words",),
+                 ("match", "zebras"), ("sources",)):  # fmt: skip
+        result = run_cli(*args, "--store", store_path)
+        assert result.code == 0 and "tier:" not in result.stdout + result.stderr, args
+
+
+def test_ingest_is_one_library_call_from_records_to_a_loaded_store(tmp_path):
+    from flatten import FlattenOptions, flatten_root
+    from index.ingest import ingest_records
+
+    write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n", "b.md": "# Beta\nyaks\n"})
+    first = ingest_records(tmp_path / "store", flatten_root(tmp_path / "notes", FlattenOptions()),
+                           "notes")  # fmt: skip
+    again = ingest_records(tmp_path / "store", flatten_root(tmp_path / "notes", FlattenOptions()),
+                           "notes")  # fmt: skip
+    assert (first.load.added, again.load.unchanged, first.vectors) == (2, 2, None)
+    assert first.to_dict()["corpus"] == "notes" and "vectors" not in first.to_dict()
+    with Store.open(tmp_path / "store", readonly=True) as opened:
+        assert [d.source for d in match(opened, ["zebras"])] == ["a.md"]

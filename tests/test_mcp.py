@@ -1,5 +1,6 @@
-"""`docs-flatten mcp` driven by a real MCP client from the official SDK: over stdio (the server
-a subprocess) and one round trip over streamable HTTP on 127.0.0.1."""
+"""The MCP tools: their answers (capping, cleaning, paging, statuses) on `Knowledge` in process,
+and the transport with a real client from the official SDK, over stdio (the server a
+subprocess) and streamable HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,12 +18,17 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from index.agent import OUTPUT_CAP
+from flatten.cli.mcp import ALL_TOOLS, tool_names
+from flatten.config import load_config
+from index.agent import OUTPUT_CAP, Knowledge
+from index.citations import parse_rules
+from index.vectors.client import EmbeddingConfig
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
 
 GITHUB_TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+CONFIG_FILE = "docs-flatten.yaml"
 CONFIG = """citations:
   - pattern: '^docs/(?P<page>.+)\\.md$'
     replace: 'https://docs.example.com/${page}/#${anchor}'
@@ -65,14 +71,24 @@ def corpus(tmp_path_factory):
     loaded = run_cli("index", jsonl(root / "notes.jsonl", hostile), "--store", store,
                      "--corpus", "notes", "-q")  # fmt: skip
     assert loaded.code == 0, loaded.stderr
-    (root / "docs-flatten.yaml").write_text(CONFIG)
+    (root / CONFIG_FILE).write_text(CONFIG)
     return root
 
 
-def test_tools_schemas_and_the_default_pair(corpus):
-    default = session(params("--store", corpus / "store"))
-    assert sorted(default["tools"]) == ["knowledge_enumerate", "knowledge_search"]
-    every = session(params("--store", corpus / "store", "--tools", "all"))["tools"]
+@pytest.fixture(scope="module")
+def knowledge(corpus):
+    """The index as the MCP tools answer from it, in process (the transport is tested below)."""
+    answering = Knowledge(corpus / "store", rules=parse_rules(load_config(corpus / CONFIG_FILE)
+                                                              .get("citations")))  # fmt: skip
+    yield answering
+    answering.close()
+
+
+def test_tools_schemas_over_stdio_with_a_real_client(corpus):
+    every, answers = session(
+        params("--store", corpus / "store", "--tools", "all"),
+        ("knowledge_search", {"query": "install with docker", "top_k": 3}),
+    ).values()
     assert sorted(every) == ["knowledge_enumerate", "knowledge_get", "knowledge_search",
                              "knowledge_toc"]  # fmt: skip
     search = every["knowledge_search"]
@@ -84,14 +100,16 @@ def test_tools_schemas_and_the_default_pair(corpus):
     assert "exhaustive" in every["knowledge_enumerate"].description
     assert every["knowledge_get"].input_schema["required"] == ["source"]
     assert all(t.annotations.read_only_hint for t in every.values())
+    assert answers[0]["results"][0]["path"] == "docs/guide/install.md"
 
 
-def test_search_returns_cited_hits_with_paths_lines_and_text(corpus):
-    answers = session(
-        params("--store", corpus / "store", "--config", corpus / "docs-flatten.yaml"),
-        ("knowledge_search", {"query": "install with docker", "top_k": 3}),
-    )["answers"]
-    found = answers[0]
+def test_the_two_search_tools_are_the_default():
+    assert tool_names(None) == ["knowledge_search", "knowledge_enumerate"]
+    assert tool_names("all") == list(ALL_TOOLS)
+
+
+def test_search_returns_cited_hits_with_paths_lines_and_text(knowledge):
+    found = knowledge.search("install with docker", 3)
     assert found["status"] == "ok" and found["tier"].startswith("tier: lexical (FTS5)")
     assert "Untrusted reference data" in found["notice"]
     top = found["results"][0]
@@ -102,25 +120,19 @@ def test_search_returns_cited_hits_with_paths_lines_and_text(corpus):
     assert len(found["results"]) == 3
 
 
-def test_empty_results_and_absent_words_are_said_explicitly(corpus):
-    none, absent, present = session(
-        params("--store", corpus / "store"),
-        ("knowledge_search", {"query": "zebra quasar"}),
-        ("knowledge_enumerate", {"query": "zebra"}),
-        ("knowledge_enumerate", {"query": "liveness pods", "paths_only": True}),
-    )["answers"]
+def test_empty_results_and_absent_words_are_said_explicitly(knowledge):
+    none = knowledge.search("zebra quasar")
+    absent = knowledge.enumerate("zebra")
+    present = knowledge.enumerate("liveness pods", paths_only=True)
     assert none["status"] == "no_results" and none["results"] == []
     assert "nothing in the index matched" in none["message"]
     assert absent["status"] == "no_results" and "absent from the index" in absent["message"]
     assert present["documents"] == ["notes/ops.md"] and present["count"] == 1
 
 
-def test_secrets_and_control_sequences_are_stripped_and_output_is_capped(corpus):
-    hostile, big = session(
-        params("--store", corpus / "store"),
-        ("knowledge_search", {"query": "pipeline token probes", "corpus": "notes"}),
-        ("knowledge_search", {"query": "bigword", "top_k": 20}),
-    )["answers"]
+def test_secrets_and_control_sequences_are_stripped_and_output_is_capped(knowledge):
+    hostile = knowledge.search("pipeline token probes", corpus="notes")
+    big = knowledge.search("bigword", 20)
     text = json.dumps(hostile)
     assert GITHUB_TOKEN not in text and "[REDACTED:github-token]" in text
     assert "\x1b" not in text and "\\u001b" not in text
@@ -130,13 +142,10 @@ def test_secrets_and_control_sequences_are_stripped_and_output_is_capped(corpus)
     assert big["results"][-1]["text"].endswith("…[cut]")
 
 
-def test_get_pages_and_toc(corpus):
-    first, second, contents = session(
-        params("--store", corpus / "store", "--tools", "all"),
-        ("knowledge_get", {"source": "notes/big.md"}),
-        ("knowledge_get", {"source": "notes/big.md", "offset": 12_000}),
-        ("knowledge_toc", {"prefix": "docs/guide/"}),
-    )["answers"]
+def test_get_pages_and_toc(knowledge):
+    first = knowledge.get("notes/big.md")
+    second = knowledge.get("notes/big.md", 12_000)
+    contents = knowledge.toc("docs/guide/")
     assert first["next_offset"] and len(first["text"]) <= 12_000
     assert second["offset"] == 12_000 and second["text"]
     assert {d["path"] for d in contents["documents"]} >= {"docs/guide/install.md"}
@@ -145,12 +154,8 @@ def test_get_pages_and_toc(corpus):
 
 
 def test_no_index_is_a_soft_status_not_a_broken_start(tmp_path):
-    answers = session(
-        params("--store", tmp_path / "nothing-here"),
-        ("knowledge_search", {"query": "anything"}),
-        ("knowledge_enumerate", {"query": "anything"}),
-    )["answers"]
-    for answer in answers:
+    nothing = Knowledge(tmp_path / "nothing-here")
+    for answer in (nothing.search("anything"), nothing.enumerate("anything")):
         assert answer["status"] == "index_not_built"
         assert "docs-flatten index" in answer["hint"]
 
@@ -159,34 +164,25 @@ def test_a_running_server_keeps_working_while_an_index_run_updates_the_store(tmp
     store = tmp_path / "store"
     assert run_cli("index", jsonl(tmp_path / "a.jsonl", [record("a.md", 1, "alpha docs")]),
                    "--store", store, "--corpus", "c", "-q").code == 0  # fmt: skip
-
-    async def scenario() -> tuple[dict, dict, int]:
-        async with Client(params("--store", store), read_timeout_seconds=60) as client:
-            before = json.loads(
-                (await client.call_tool("knowledge_enumerate", {"query": "omega"})).content[0].text
-            )
-            docs = [record("a.md", 1, "alpha docs")] + [
-                record(f"b{n}.md", 1, f"omega release notes {n}") for n in range(3000)
-            ]  # fmt: skip
-            writer = subprocess.Popen(
-                [sys.executable, "-m", "flatten", "index", str(jsonl(tmp_path / "b.jsonl", docs)),
-                 "--store", str(store), "--corpus", "c", "-q"])  # fmt: skip
-            during = 0
-            while writer.poll() is None:  # queries keep answering while the writer works
-                reply = await client.call_tool("knowledge_search", {"query": "alpha"})
-                assert json.loads(reply.content[0].text)["status"] == "ok"
-                during += 1
-            assert writer.returncode == 0
-            after = json.loads(
-                (await client.call_tool("knowledge_enumerate", {"query": "omega"})).content[0].text
-            )
-            return before, after, during
-
-    before, after, during = asyncio.run(scenario())
+    serving = Knowledge(store)
+    before = serving.enumerate("omega")
+    docs = [record("a.md", 1, "alpha docs")] + [
+        record(f"b{n}.md", 1, f"omega release notes {n}") for n in range(3000)
+    ]  # fmt: skip
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "flatten", "index", str(jsonl(tmp_path / "b.jsonl", docs)),
+         "--store", str(store), "--corpus", "c", "-q"])  # fmt: skip
+    during = 0
+    while writer.poll() is None:  # queries keep answering while the writer works
+        assert serving.search("alpha")["status"] == "ok"
+        during += 1
+    assert writer.returncode == 0
+    after = serving.enumerate("omega")
+    serving.close()
     assert before["status"] == "no_results" and after["count"] == 3000 and during >= 1
 
 
-def test_hybrid_search_through_mcp_carries_similarity_and_keyword_match(tmp_path):
+def test_hybrid_search_carries_similarity_and_keyword_match(tmp_path):
     EmbeddingServer.reset()
     with serve(EmbeddingServer) as base:
         url = base + "/v1"
@@ -194,10 +190,9 @@ def test_hybrid_search_through_mcp_carries_similarity_and_keyword_match(tmp_path
         indexed = run_cli("index", FIXTURES / "docs-tree", "--store", store, "--base-url", url,
                           "--model", "hash-64", "-q")  # fmt: skip
         assert indexed.code == 0, indexed.stderr
-        found = session(
-            params("--store", store, "--base-url", url, "--model", "hash-64"),
-            ("knowledge_search", {"query": "install with docker", "top_k": 3}),
-        )["answers"][0]
+        hybrid = Knowledge(store, embeddings=EmbeddingConfig(base_url=url, model="hash-64"))
+        found = hybrid.search("install with docker", 3)
+        hybrid.close()
     assert found["tier"] == "tier: hybrid (FTS5 + vectors, RRF) - model=hash-64 dim=64"
     assert all("similarity" in h and "keyword_match" in h for h in found["results"])
 
@@ -226,15 +221,18 @@ def start_http(store: Path) -> tuple[subprocess.Popen, int]:
     raise AssertionError("the MCP HTTP server did not start")
 
 
-def test_one_round_trip_over_streamable_http(corpus):
+def test_one_round_trip_over_streamable_http_then_sigterm_stops_it_cleanly(corpus):
     server, port = start_http(corpus / "store")
     try:
         found = session(f"http://127.0.0.1:{port}/mcp",
                         ("knowledge_search", {"query": "install with docker"}))  # fmt: skip
+        assert sorted(found["tools"]) == ["knowledge_enumerate", "knowledge_search"]
         assert found["answers"][0]["results"][0]["path"] == "docs/guide/install.md"
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        _, stderr = server.communicate(timeout=10)
+    assert server.returncode == 0, stderr
+    assert "Traceback" not in stderr
 
 
 def test_unknown_tools_are_a_usage_error(corpus):
@@ -249,11 +247,3 @@ def test_a_port_in_use_is_a_named_failure(corpus):
         port = taken.getsockname()[1]
         result = run_cli("mcp", "--store", corpus / "store", "--http", str(port))
     assert_clean_failure(result, 1, f"cannot listen on 127.0.0.1:{port}")
-
-
-def test_sigterm_stops_the_http_server_cleanly(corpus):
-    server, _ = start_http(corpus / "store")
-    server.terminate()
-    _, stderr = server.communicate(timeout=10)
-    assert server.returncode == 0, stderr
-    assert "Traceback" not in stderr

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from index.embed import embed_pending
-from index.embeddings import EmbeddingConfig, EmbeddingError, IdentityMismatch
+from index.documents import stats
 from index.fusion import mmr, rrf
 from index.loader import load_files
-from index.queries import stats
 from index.search import search
 from index.store import Store
-from index.vector_search import VectorTier
+from index.vectors.backfill import embed_pending
+from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
+from index.vectors.stage import VectorTier
 from tests.conftest import MINIFIED_BUNDLE, assert_clean_failure, jsonl, record, run_cli, write
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
@@ -289,17 +289,17 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
     result = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64")  # fmt: skip
     assert result.code == 0, result.stderr
-    first = result.stdout.splitlines()[0]
+    first = result.stderr.splitlines()[0]
     assert first.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable: ")
     assert "1. ops/runbook.md#" in result.stdout
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "vector")  # fmt: skip
     assert_clean_failure(forced, 1, "vector search unavailable")
     lexical = run_cli("search", "kafka", "--store", indexed, "--tier", "lexical")
-    assert lexical.stdout.startswith("tier: lexical (FTS5) - no embeddings configured")
+    assert lexical.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "lexical")  # fmt: skip
-    assert forced.code == 0 and forced.stdout.startswith("tier: lexical (FTS5) - forced by --tier")
+    assert forced.code == 0 and forced.stderr.startswith("tier: lexical (FTS5) - forced by --tier")
     no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
     assert_clean_failure(no_vectors, 2, "--rerank mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")
@@ -400,7 +400,7 @@ def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
 
 
 def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp_path, monkeypatch):
-    monkeypatch.setattr("index.embed.PAGE", 7)
+    monkeypatch.setattr("index.vectors.backfill.PAGE", 7)
     docs = [record(f"copy{n}.md", 1, f"Shared text {n % 5}.") for n in range(30)]
     load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "d")
     seen: list[tuple[int, int]] = []

@@ -2,25 +2,32 @@
 
 Inside a git work tree the listing is `git ls-files --cached --others --exclude-standard`, so
 .gitignore (nested), .git/info/exclude and the global excludes apply exactly as git applies them.
-Elsewhere a walker applies every .gitignore it meets, each compiled once. Symlinks are never
-followed out of the root, and never into directories.
+Elsewhere a walker applies every .gitignore it meets, each compiled once (with RE2, so a hostile
+pattern cannot make matching take exponential time). Symlinks are never followed out of the
+root, and never into directories; a file whose directory is a link is skipped; the bytes are
+read by `open_beneath`, which refuses a link that appears after the listing.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import posixpath
+import stat
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pathspec
 
-from flatten.classify import NOISE_DIRS, noise_dir
+from flatten.classify import NOISE_DIRS, noise_dir, path_skip_reason
+from flatten.content import Unreadable, read_snapshot
 from flatten.errors import SourceError
 from flatten.record import Provenance
-from flatten.sources.base import Candidate, Skip
+from flatten.sources.base import Candidate, Skip, escape_name
 from flatten.sources.gitcmd import git_available, run_git, strip_credentials
+from flatten.sources.gitignore import GITIGNORE_MAX_SIZE, compile_gitignore
 
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
@@ -42,23 +49,51 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
-def list_tree(root: Path, prefix: str = "") -> tuple[str, list[Candidate | Skip]]:
+def list_tree(
+    root: Path, prefix: str = "", outputs: Sequence[str] = ()
+) -> tuple[str, list[Candidate | Skip]]:
     """How the tree was listed ("git ls-files" or "walk"), and its entries sorted by path.
 
-    `prefix` is prepended to every path. Only paths are held, never contents.
+    `prefix` is prepended to every path. Only paths are held, never contents. `outputs` are the
+    files this run writes (-o, --report): they, and the writer's temporary files beside them,
+    are skipped with the reason `output`, so a run never reads its own (or last run's) output.
     """
+    root_real = os.path.realpath(root)
     paths = _git_listing(root)
     method = "git ls-files" if paths is not None else "walk"
-    entries = list(_from_git(root, paths) if paths is not None else _walk(root))
-    if prefix:
-        entries = [
-            Candidate(prefix + e.rel_path, e.abs_path)
-            if isinstance(e, Candidate)
-            else replace(e, path=prefix + e.path)
-            for e in entries
-        ]
-    entries.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
-    return method, entries
+    entries = list(_from_git(root_real, paths) if paths is not None else _walk(root_real))
+    is_output = _output_matcher(outputs)
+    named: list[Candidate | Skip] = []
+    for e in entries:
+        if isinstance(e, Candidate):
+            if is_output(e.abs_path):
+                named.append(Skip(escape_name(prefix + e.rel_path), "output",
+                                  "this run's own output file"))  # fmt: skip
+            else:
+                named.append(replace(e, rel_path=escape_name(prefix + e.rel_path)))
+        else:
+            named.append(replace(e, path=escape_name(prefix + e.path)))
+    named.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
+    return method, named
+
+
+def _output_matcher(outputs: Sequence[str]) -> Callable[[str], bool]:
+    """A test for "is this real path one of `outputs`, or a temporary file of one of them"."""
+    targets = set()
+    for output in outputs:
+        path = os.path.abspath(output)
+        # The output may not exist yet: resolve its directory, keep its name.
+        targets.add((os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
+
+    def is_output(real_path: str) -> bool:
+        directory, name = os.path.split(real_path)
+        return any(
+            directory == out_dir
+            and (name == out_name or (name.startswith(f".{out_name}.") and name.endswith(".tmp")))
+            for out_dir, out_name in targets
+        )
+
+    return is_output
 
 
 def git_provenance(root: Path) -> Provenance:
@@ -98,55 +133,103 @@ def _git_listing(root: Path) -> list[str] | None:
     return names
 
 
-def _from_git(root: Path, paths: list[str]) -> Iterator[Candidate | Skip]:
+def _from_git(root_real: str, paths: list[str]) -> Iterator[Candidate | Skip]:
     noise: Counter[tuple[str, str]] = Counter()
-    root_real = os.path.realpath(root)
+    linked = _LinkedDirs(root_real)
     for rel in paths:
         grouped = noise_dir(rel)
         if grouped:
             noise[grouped] += 1
             continue
-        yield _entry(root_real, rel, os.path.join(root, rel))
+        yield _entry(root_real, rel, linked)
     for (dir_path, reason), count in noise.items():
         yield Skip(dir_path, reason, files=count, directory=True)
 
 
-def _entry(root_real: str, rel: str, abs_path: str) -> Candidate | Skip:
-    if os.path.islink(abs_path):
-        target = os.path.realpath(abs_path)
-        if os.path.commonpath([root_real, target]) != root_real:
-            return Skip(rel, "symlink-outside-root", "points outside the root; not followed")
-        if os.path.isdir(target):
-            return Skip(rel, "symlink-dir", "symlinked directories are not followed")
-        if not os.path.exists(target):
-            return Skip(rel, "missing", "broken symlink")
-    elif os.path.isdir(abs_path):
-        return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned",
-                    directory=True)  # fmt: skip
-    return Candidate(rel, abs_path)
+class _LinkedDirs:
+    """Which directories below the root are reached through a symbolic link (cached per dir).
+
+    git lists what its index holds: a tracked `d/passwd` stays listed after `d` becomes a link
+    to /etc. Such a file is skipped here; `open_beneath` refuses it too, should the link appear
+    after this check.
+    """
+
+    def __init__(self, root_real: str) -> None:
+        self.root_real = root_real
+        self._cache: dict[str, bool] = {"": False}
+
+    def __call__(self, rel_dir: str) -> bool:
+        if rel_dir not in self._cache:
+            expected = os.path.join(self.root_real, rel_dir)
+            self._cache[rel_dir] = os.path.realpath(expected) != expected
+        return self._cache[rel_dir]
+
+
+def _entry(root_real: str, rel: str, linked: _LinkedDirs) -> Candidate | Skip:
+    parent = posixpath.dirname(rel)
+    if linked(parent):
+        return Skip(rel, "symlink-parent", f"{parent}/ is (or runs through) a symbolic link; "
+                    "not followed")  # fmt: skip
+    abs_path = os.path.join(root_real, rel)
+    if not os.path.islink(abs_path):
+        if os.path.isdir(abs_path):
+            return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned",
+                        directory=True)  # fmt: skip
+        return Candidate(rel, root_real, rel)
+    target = os.path.realpath(abs_path)
+    if os.path.commonpath([root_real, target]) != root_real:
+        return Skip(rel, "symlink-outside-root", "points outside the root; not followed")
+    try:
+        is_dir = stat.S_ISDIR(os.stat(abs_path).st_mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Skip(rel, "symlink-loop", "a symbolic link that leads back to itself")
+        return Skip(rel, "missing", "broken symlink")
+    if is_dir:
+        return Skip(rel, "symlink-dir", "symlinked directories are not followed")
+    inner = os.path.relpath(target, root_real).replace(os.sep, "/")
+    # The link is read as its target: the target's own path rules apply (a link to .env).
+    reason = path_skip_reason(inner)
+    if reason:
+        return Skip(rel, reason, f"a symbolic link to {escape_name(inner)}")
+    return Candidate(rel, root_real, inner)
 
 
 class _IgnoreRules:
     """The .gitignore files met so far, each compiled once, deepest last (git's precedence)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root_real: str) -> None:
+        self.root_real = root_real
         self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+        self.given_up: list[Skip] = []  # patterns or files left out, for the run report
 
-    def push(self, base: str, dir_path: str) -> None:
+    def push(self, base: str) -> None:
+        inner = base + ".gitignore"
         try:
-            with open(
-                os.path.join(dir_path, ".gitignore"), encoding="utf-8", errors="replace"
-            ) as f:
-                lines = f.read().splitlines()
-        except OSError:
+            data = read_snapshot(self.root_real, inner, GITIGNORE_MAX_SIZE)
+        except Unreadable as exc:
+            if exc.reason != "missing":
+                self.given_up.append(Skip(inner, f"gitignore-{exc.reason}", exc.detail, files=0))
             return
-        self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+        lines = data.decode("utf-8", "replace").splitlines()
+        spec, refused = compile_gitignore(lines)
+        for r in refused:
+            shown = r.pattern[:80] + ("..." if len(r.pattern) > 80 else "")
+            why = ("not a valid pattern" if r.why == "invalid"
+                   else "too large to match in bounded time")  # fmt: skip
+            detail = f"line {r.line}: {shown} ({why}; not applied)"
+            self.given_up.append(Skip(inner, f"gitignore-pattern-{r.why}", detail, files=0))
+        self._specs.append((base, spec))
 
     def pop_until(self, base: str) -> None:
         while self._specs and not (base + "/").startswith(self._specs[-1][0] or ""):
             self._specs.pop()
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
+        if not rel.isascii():
+            # RE2 matches UTF-8: an undecodable byte (a lone surrogate here) becomes U+FFFD,
+            # which `*` and `?` match as they match the byte.
+            rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         for base, spec in reversed(self._specs):
             local = rel[len(base) :] if base else rel
             result = spec.check_file(local + "/" if is_dir else local)
@@ -155,16 +238,16 @@ class _IgnoreRules:
         return False
 
 
-def _walk(root: Path) -> Iterator[Candidate | Skip]:
-    rules = _IgnoreRules()
-    root_real = os.path.realpath(root)
+def _walk(root_real: str) -> Iterator[Candidate | Skip]:
+    rules = _IgnoreRules(root_real)
+    linked = _LinkedDirs(root_real)
     stack: list[str] = [""]  # relative dirs, "" is the root; base of its rules ends with "/"
     while stack:
         rel_dir = stack.pop()
-        abs_dir = os.path.join(root, rel_dir) if rel_dir else str(root)
+        abs_dir = os.path.join(root_real, rel_dir) if rel_dir else root_real
         base = rel_dir + "/" if rel_dir else ""
         rules.pop_until(rel_dir)
-        rules.push(base, abs_dir)
+        rules.push(base)
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
@@ -185,5 +268,6 @@ def _walk(root: Path) -> Iterator[Candidate | Skip]:
             elif rules.ignored(rel, is_dir=False):
                 yield Skip(rel, "gitignored")
             else:
-                yield _entry(root_real, rel, entry.path)
+                yield _entry(root_real, rel, linked)
         stack.extend(reversed(subdirs))
+    yield from rules.given_up

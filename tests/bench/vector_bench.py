@@ -58,11 +58,11 @@ class VectorMeasurement:
 
 def measure_hybrid(work: Path, count: int, queries: list[str]) -> VectorMeasurement:
     """Embed the lexical benchmark's store of `count` slices, then time hybrid queries."""
-    from index.embed import embed_pending
-    from index.embeddings import EmbeddingConfig
     from index.search import search
     from index.store import Store
-    from index.vector_search import VectorTier
+    from index.vectors.backfill import embed_pending
+    from index.vectors.client import EmbeddingConfig
+    from index.vectors.stage import VectorTier
 
     with embedding_server() as base:
         config = EmbeddingConfig(base_url=base, model="instant-384")

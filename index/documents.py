@@ -13,7 +13,7 @@ from typing import Any
 from flatten.errors import UsageError
 from index.citations import CitationRule, cite
 from index.lexical import stem
-from index.located import Located, located_fields
+from index.results import Located, located_fields
 from index.store import Store
 from index.text import fts_string, safe_display
 
@@ -359,7 +359,7 @@ def stats(store: Store) -> dict[str, Any]:
 
 def _vector_stats(db: Any) -> dict[str, Any] | None:
     """The vector identity and coverage; None when nothing was ever embedded."""
-    from index.vectors import stored_identity  # here, not at the top: it brings numpy
+    from index.vectors.storage import stored_identity  # here, not at the top: it brings numpy
 
     identity = stored_identity(db)
     if identity is None:

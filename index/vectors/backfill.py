@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.content import looks_binary, looks_minified
-from index.embeddings import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.store import Store
-from index.vectors import (
+from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
+from index.vectors.storage import (
     Identity,
     check_identity,
     claim,

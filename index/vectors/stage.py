@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from index.embeddings import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.store import Store
-from index.vectors import Identity, Matrix, stored_identity, unit
+from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
+from index.vectors.storage import Identity, Matrix, stored_identity, unit
 
 RETRY_AFTER_FAILURE = 30.0  # seconds before a failed server is asked again
 

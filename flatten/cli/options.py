@@ -1,20 +1,18 @@
-"""What every `docs-flatten` command shares: the app, option types, and the one place where
-errors become messages and exit codes (0 ok, 1 failure, 2 usage error)."""
+"""The options the commands share, their defaults read from the library's option dataclasses,
+and the flags turned into those dataclasses (sizes parsed, exactly one source checked)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flatten.errors import FlattenError, UsageError
+from flatten.errors import UsageError
 from flatten.pipeline import (
-    DEFAULT_MAX_FILE_SIZE,
     FlattenOptions,
     flatten_repo,
     flatten_root,
@@ -22,53 +20,16 @@ from flatten.pipeline import (
 )
 from flatten.record import Record
 from flatten.report import RunReport
-from index.embeddings import EmbeddingConfig
-from slicers import DEFAULT_MAX_CHARS
+from index.vectors.client import EmbeddingConfig
 
 if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
     from crawl.crawler import CrawlOptions
-
-app = typer.Typer(
-    name="docs-flatten",
-    help="Turn documentation and code into a searchable, citable corpus of JSONL records, "
-    "and search it from a local index.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Kind(StrEnum):
     docs = "docs"
     code = "code"
     auto = "auto"
-
-
-def fail(message: str, *, hint: str | None = None, code: int = 1) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    if hint:
-        typer.echo(f"hint: {hint}", err=True)
-    raise typer.Exit(code)
-
-
-def reports_errors(command: F) -> F:
-    """Map the error hierarchy (and Ctrl-C, and a closed pipe) to messages and exit codes."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except FlattenError as exc:
-            fail(exc.message, hint=exc.hint, code=exc.exit_code)
-        except KeyboardInterrupt:
-            typer.echo("interrupted: nothing was written", err=True)
-            raise typer.Exit(130) from None
-        except BrokenPipeError:
-            raise typer.Exit(0) from None  # the reader went away (`| head`): not an error
-
-    return wrapper  # type: ignore[return-value]
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
@@ -82,6 +43,14 @@ _UNITS = {
     "mi": 1024**2,
     "gi": 1024**3,
 }
+
+
+def size_text(size: int) -> str:
+    """Bytes as the shortest exact size `parse_size` reads back: 1048576 -> `1MiB`."""
+    for suffix, unit in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit}{suffix}"
+    return str(size)
 
 
 def parse_size(text: str) -> int:
@@ -273,7 +242,7 @@ def flatten_options(
         kind=kind.value,
         include=tuple(include or ()),
         exclude=tuple(exclude or ()),
-        max_file_size=parse_size(max_file_size) if max_file_size else DEFAULT_MAX_FILE_SIZE,
+        max_file_size=parse_size(max_file_size) if max_file_size else FLATTEN.max_file_size,
         max_chars=max_chars,
         workers=workers,
     )
@@ -302,6 +271,8 @@ def crawl_options(
     )  # fmt: skip
 
 
+# `CrawlOptions`' defaults, restated: reading them would import the crawler (httpx, selectolax)
+# on every start-up. tests/test_cli.py checks that the two agree.
 CRAWL_DEFAULTS: dict[str, Any] = {
     "max_pages": 500, "max_depth": 5, "concurrency": 4, "delay": 0.0, "timeout": 15.0,
     "max_page_size": "5MiB",
@@ -347,4 +318,5 @@ def close(records: Iterator[Record]) -> None:
         closer()
 
 
-DEFAULTS = {"max_file_size": "1MiB", "max_chars": DEFAULT_MAX_CHARS}
+FLATTEN = FlattenOptions()  # the library's defaults, shown by --help
+DEFAULTS = {"max_file_size": size_text(FLATTEN.max_file_size), "max_chars": FLATTEN.max_chars}

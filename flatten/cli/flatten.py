@@ -1,20 +1,15 @@
-"""The `docs-flatten` command: argument parsing and output over the library API, nothing more.
-
-Data goes to stdout, diagnostics to stderr. Exit codes: 0 ok, 1 the run failed, 2 usage error.
-Every failure prints what was wrong and what to do; no traceback reaches the user.
-"""
+"""`docs-flatten flatten`: a folder, repository or site to JSONL records on stdout or a file."""
 
 from __future__ import annotations
 
-import signal
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from flatten import __version__
-from flatten.cli_common import (
+from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     Concurrency,
@@ -41,14 +36,11 @@ from flatten.cli_common import (
     TokenEnv,
     Url,
     Workers,
-    app,
     close,
     crawl_options,
     flatten_options,
-    reports_errors,
     source_records,
 )  # fmt: skip
-from flatten.errors import FlattenError
 from flatten.profiles import PROFILES
 from flatten.progress import Progress
 from flatten.report import RunReport
@@ -62,18 +54,7 @@ class Format(StrEnum):
     haystack = "haystack"
 
 
-@app.callback(invoke_without_command=True)
-def _root(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-) -> None:
-    if version:
-        typer.echo(f"docs-flatten {__version__}")
-        raise typer.Exit(0)
-
-
-@app.command()
-@reports_errors
-def flatten(
+def flatten_command(
     root: Root = None,
     repo: Repo = None,
     ref: Ref = None,
@@ -106,6 +87,9 @@ def flatten(
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers)
+    # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
+    outputs = tuple(str(p) for p in (output, report_path) if p is not None)
+    options = replace(options, outputs=outputs)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
     report = RunReport(source=str(root or repo or url))
@@ -117,28 +101,11 @@ def flatten(
                 write_jsonl(records, output, PROFILES[fmt.value])
             finally:
                 close(records)
-    except FlattenError as exc:
-        report.error = {"reason": exc.reason, "message": exc.message}
+    except BaseException as exc:
+        report.fail(exc)
         raise
     finally:
         if report_path is not None:
             write_json(report.to_dict(), report_path)
     if not quiet:
         typer.echo(report.summary(), err=True)
-
-
-# The index and query commands register themselves on the same app.
-from flatten import cli_index, cli_mcp  # noqa: E402, F401
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # run the same clean-up as Ctrl-C
-
-
-def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
-    app()
-
-
-if __name__ == "__main__":
-    main()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flatten.hashing import sha256_hex
-from index.embeddings import EmbeddingConfig, IdentityMismatch
+from index.vectors.client import EmbeddingConfig, IdentityMismatch
 
 DTYPE = np.dtype("<f4")
 

@@ -6,21 +6,27 @@ client that can rank but not enumerate cannot tell an absent term from a low-sco
 reader, and every hit carries the document's `path`).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the tools' parameter types are built inside
+# `build_server` (the SDK and pydantic load only when a server starts, not with every command),
+# and the SDK reads them from the functions, so they must be real objects, not strings.
 
 import json
 import socket
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
-from pydantic import Field
+import typer
 
-from flatten import __version__
+from flatten._version import __version__
+from flatten.cli.options import ApiKeyEnv, BaseUrl, Config, Model, StoreDir, embedding_config
+from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
-from index.agent import MAX_TOP_K, Knowledge
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from index.agent import Knowledge
 
 DEFAULT_TOOLS = ("knowledge_search", "knowledge_enumerate")
 ALL_TOOLS = ("knowledge_search", "knowledge_enumerate", "knowledge_get", "knowledge_toc")
@@ -55,8 +61,38 @@ _TOC = (
     "with their section titles. Use it to find what to read with knowledge_get."
 )
 
-Query = Annotated[str, Field(description="What to look for, in words or as a question.")]
-Corpus = Annotated[str | None, Field(description="Only this corpus (omit to search all corpora).")]
+
+def mcp_command(
+    store_dir: StoreDir = None,
+    config: Config = None,
+    tools: Annotated[
+        str | None,
+        typer.Option("--tools", metavar="NAME,...", show_default=False,
+                     help="Tools to serve: knowledge_search, knowledge_enumerate, knowledge_get, "
+                     "knowledge_toc, or all [default: the two search tools]."),
+    ] = None,
+    http: Annotated[
+        int | None,
+        typer.Option("--http", metavar="PORT", min=1, max=65535, show_default=False,
+                     help="Serve streamable HTTP on this port instead of stdio."),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address for --http.")] = "127.0.0.1",
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
+) -> None:  # fmt: skip
+    """Serve the index read-only over MCP (stdio by default) for agents and IDEs."""
+    from index.agent import Knowledge
+    from index.citations import parse_rules
+
+    names = tool_names(tools)
+    settings = load_config(config)
+    knowledge = Knowledge(
+        store_dir,
+        rules=parse_rules(settings.get("citations")),
+        embeddings=embedding_config(settings, base_url, model, api_key_env),
+    )
+    serve(knowledge, names, http_port=http, host=host)
 
 
 def tool_names(spec: str | None) -> list[str]:
@@ -74,7 +110,17 @@ def tool_names(spec: str | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def build_server(knowledge: Knowledge, tools: list[str]) -> MCPServer:
+def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import ToolAnnotations
+    from pydantic import Field
+
+    from index.agent import MAX_TOP_K
+
+    Query = Annotated[str, Field(description="What to look for, in words or as a question.")]
+    Corpus = Annotated[
+        str | None, Field(description="Only this corpus (omit to search all corpora).")
+    ]
     server = MCPServer(
         "docs-flatten", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
@@ -125,7 +171,11 @@ def _json(answer: dict[str, Any]) -> str:
 
 
 def serve(
-    knowledge: Knowledge, tools: list[str], *, http_port: int | None = None, host: str = "127.0.0.1"
+    knowledge: "Knowledge",
+    tools: list[str],
+    *,
+    http_port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP).
 

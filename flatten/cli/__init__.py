@@ -1,0 +1,2 @@
+"""The `docs-flatten` command: the only adapters over the library; nothing in the library
+imports them."""

@@ -1,0 +1,352 @@
+"""The query commands of `docs-flatten`: thin over `index.*`; `output` formats.
+
+Ranked search (search, eval) says its tier on stderr; the other commands print exactly their
+content on stdout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from flatten.cli import output
+from flatten.cli.options import (
+    ApiKeyEnv,
+    BaseUrl,
+    Config,
+    Corpus,
+    Json,
+    Model,
+    StoreDir,
+    embedding_config,
+)
+from flatten.cli.output import echo_json
+from flatten.config import load_config
+from flatten.errors import FlattenError, UsageError
+from flatten.writer import dumps
+from index import documents
+from index.citations import CitationRule, parse_rules
+from index.evaluate import evaluate, read_qrels, read_queries
+from index.fusion import RRF_K
+from index.search import LEXICAL_TIER, TIERS, search, search_mode
+from index.store import Store
+from index.vectors.client import EmbeddingConfig, doctor
+
+if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
+    from index.vectors.stage import VectorTier
+
+T = TypeVar("T")
+
+TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
+
+
+def _rules(settings: dict[str, Any]) -> list[CitationRule]:
+    return parse_rules(settings.get("citations"))
+
+
+def _read(store_dir: str | None, query: Callable[[Store], T]) -> T:
+    """A read-only query against the store."""
+    with Store.open(store_dir, readonly=True) as store:
+        return query(store)
+
+
+Tier = Annotated[
+    str | None,
+    typer.Option("--tier", show_default=False, metavar="|".join(TIERS),
+                 help="Force a tier [default: hybrid with embeddings configured, else lexical]."),
+]  # fmt: skip
+RrfK = Annotated[int, typer.Option("--rrf-k", min=1, help="Reciprocal rank fusion constant k.")]
+
+
+def _vector_tier(
+    store: Store, embedding: EmbeddingConfig | None, tier: str | None, rerank: str | None = None
+) -> VectorTier | None:
+    """The vector stage when embeddings are configured; the options checked before any query."""
+    search_mode(tier, rerank, embedding is not None)
+    if embedding is None:
+        return None
+    from index.vectors.stage import VectorTier
+
+    return VectorTier(store, embedding)  # no request until a query needs one
+
+
+def search_command(
+    query: Annotated[
+        str | None, typer.Argument(show_default=False, help="What to look for.")
+    ] = None,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            show_default=False,
+            help='JSONL of {"id", "query"}: one JSON line of results each.',
+        ),
+    ] = None,
+    top_k: TopK = 10,
+    corpus: Corpus = None,
+    tier: Tier = None,
+    rrf_k: RrfK = RRF_K,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Each result's lexical and vector rank, fused score.")
+    ] = False,
+    rerank: Annotated[
+        str | None,
+        typer.Option(
+            "--rerank",
+            metavar="mmr",
+            show_default=False,
+            help="mmr: keep near-duplicates out of the top results (needs vectors).",
+        ),
+    ] = None,
+    store_dir: StoreDir = None,
+    config: Config = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
+    as_json: Json = False,
+) -> None:
+    """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
+    if (query is None) == (queries_file is None):
+        raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
+    settings = load_config(config)
+    rules = _rules(settings)
+    embedding = embedding_config(settings, base_url, model, api_key_env)
+    with Store.open(store_dir, readonly=True) as store:
+        vectors = _vector_tier(store, embedding, tier, rerank)
+        options = {"top_k": top_k, "corpus": corpus, "rules": rules, "vectors": vectors,
+                   "tier": tier, "rrf_k": rrf_k, "rerank": rerank}  # fmt: skip
+        try:
+            if queries_file is not None:
+                _search_many(store, read_queries(queries_file), vectors, options)
+                return
+            assert query is not None
+            response = search(store, query, **options)
+        finally:
+            if vectors is not None:
+                vectors.close()
+    output.tier_line(response.tier)
+    if as_json:
+        echo_json([r.to_dict() for r in response.results])
+    else:
+        output.results(response, explain)
+
+
+def _search_many(
+    store: Store, questions: list[Any], vectors: VectorTier | None, options: dict[str, Any]
+) -> None:
+    """One JSON line of results per query; each distinct tier line once, on stderr."""
+    if vectors is not None:
+        vectors.prepare([q.text for q in questions])
+    said: set[str] = set()
+    for q in questions:
+        response = search(store, q.text, **options)
+        if response.tier not in said:
+            said.add(response.tier)
+            output.tier_line(response.tier)
+        results = [r.to_dict() for r in response.results]
+        typer.echo(dumps({"id": q.id, "query": q.text, "tier": response.tier,
+                          "results": results}))  # fmt: skip
+
+
+def eval_command(
+    queries_file: Annotated[Path, typer.Option("--queries", help="JSONL of {id, query}.")],
+    qrels: Annotated[Path, typer.Option("--qrels", help="Relevance judgments (TREC/BEIR).")],
+    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for nDCG and recall.")] = 10,
+    min_ndcg: Annotated[
+        float | None,
+        typer.Option(
+            "--min-ndcg", show_default=False, help="Exit 1 when nDCG@k falls below this (for CI)."
+        ),
+    ] = None,
+    corpus: Corpus = None,
+    tier: Tier = None,
+    rrf_k: RrfK = RRF_K,
+    store_dir: StoreDir = None,
+    config: Config = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
+    as_json: Json = False,
+) -> None:
+    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR.
+
+    Run it with --tier lexical and again with --tier hybrid to compare the tiers."""
+    questions = read_queries(queries_file)
+    judgments = read_qrels(qrels)
+    tiers: list[str] = []
+    with Store.open(store_dir, readonly=True) as store:
+        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        vectors = _vector_tier(store, embedding, tier)
+        if vectors is not None:
+            vectors.prepare([q.text for q in questions if q.id in judgments])
+
+        def rank(text: str, depth: int) -> list[str]:
+            found = search(store, text, top_k=depth, corpus=corpus, snippets=False,
+                           vectors=vectors, tier=tier, rrf_k=rrf_k)  # fmt: skip
+            if found.tier not in tiers:
+                tiers.append(found.tier)
+            return [r.source for r in found.results]
+
+        try:
+            report = evaluate(questions, judgments, rank, k)
+        finally:
+            if vectors is not None:
+                vectors.close()
+    for line in tiers or [LEXICAL_TIER]:
+        output.tier_line(line)
+    summary = report.to_dict()
+    if as_json:
+        echo_json(summary)
+    else:
+        output.evaluation(summary)
+    if min_ndcg is not None and report.ndcg < min_ndcg:
+        raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
+                           reason="below-min-ndcg")  # fmt: skip
+
+
+def match_command(
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="WORDS...",
+            show_default=False,
+            help="Every document holding all of them; -word excludes.",
+        ),
+    ],
+    paths_only: Annotated[bool, typer.Option("--paths-only", help="Only the paths.")] = False,
+    exact: Annotated[bool, typer.Option("--exact", help="Exact word forms only.")] = False,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """The complete list of documents containing the words (empty means: not there)."""
+    found = _read(store_dir, lambda s: documents.match(s, words, corpus=corpus, exact=exact))
+    if as_json:
+        echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
+        return
+    output.matched(found, words, paths_only)
+
+
+def words_command(
+    pattern: Annotated[str | None, typer.Argument(metavar="[REGEX]", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """Vocabulary: each word, its stem, documents with the exact word and with any form."""
+    found = _read(store_dir, lambda s: documents.words(s, pattern, limit=limit))
+    if as_json:
+        echo_json([w.to_dict() for w in found])
+        return
+    output.vocabulary(found)
+
+
+def sources_command(
+    corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
+) -> None:
+    """Indexed documents with chunk counts, last indexed, and their mapped citation."""
+    rules = _rules(load_config(config))
+    found, unmapped = _read(store_dir, lambda s: documents.sources(s, corpus=corpus, rules=rules))
+    if as_json:
+        echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
+        return
+    output.sources(found, unmapped)
+
+
+def show_command(
+    token: Annotated[str, typer.Argument(help="<source>#<ordinal>, as search prints it.")],
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    config: Config = None,
+    as_json: Json = False,
+) -> None:
+    """One chunk by its token."""
+    rules = _rules(load_config(config))
+    chunk = _read(store_dir, lambda s: documents.show(s, token, corpus=corpus, rules=rules))
+    if chunk is None:
+        raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
+                           hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
+    if as_json:
+        echo_json(chunk.to_dict())
+        return
+    output.chunk(chunk)
+
+
+def get_command(
+    source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
+    offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """A whole document, in pages of about 12,000 characters."""
+    page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
+    if page is None:
+        raise FlattenError(f"no document {source!r} in the index", reason="no-document",
+                           hint="list them with docs-flatten sources")  # fmt: skip
+    if as_json:
+        echo_json(page.to_dict())
+        return
+    output.page(page, source)
+
+
+def toc_command(
+    prefix: Annotated[str, typer.Argument(help="Only sources starting with this.")] = "",
+    corpus: Corpus = None,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """Table of contents: documents and their sections."""
+    entries = _read(store_dir, lambda s: documents.toc(s, prefix, corpus=corpus))
+    if as_json:
+        echo_json([e.to_dict() for e in entries])
+        return
+    output.toc(entries)
+
+
+def card_command(
+    budget: Annotated[int, typer.Option("--budget", min=50, help="Token budget.")] = 800,
+    store_dir: StoreDir = None,
+    as_json: Json = False,
+) -> None:
+    """A deterministic, budget-bounded index card for an agent's prompt."""
+    text = _read(store_dir, lambda s: documents.card(s, budget=budget))
+    if as_json:
+        echo_json({"card": text, "budget": budget})
+    else:
+        typer.echo(text, nl=False)
+
+
+def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
+    """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
+    info = _read(store_dir, documents.stats)
+    if as_json:
+        echo_json(info)
+        return
+    output.stats(info)
+
+
+def doctor_command(
+    config: Config = None,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key_env: ApiKeyEnv = None,
+    as_json: Json = False,
+) -> None:
+    """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
+    embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+    if embedding is None:
+        raise UsageError("no embeddings configured", reason="no-embeddings",
+                         hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "
+                         "or pass --base-url and --model")  # fmt: skip
+    report = doctor(embedding)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        output.doctor(report)
+    if not report.reachable:
+        raise FlattenError(f"embeddings server not usable: {report.error}",
+                           reason="embeddings-unusable")  # fmt: skip

@@ -1,0 +1,107 @@
+"""Ingest: files or records -> load -> embed, as one library call (the CLI's `index` and `ingest`
+are thin over it).
+
+With embeddings configured, a store holding vectors of another identity is refused before any
+work (`check_identity` first, so a long flatten or crawl is not wasted); after the load, every
+chunk without a vector is embedded, resumably. A failure while embedding comes after a load that
+happened: the `EmbeddingError` carries the `IngestReport` so far as `exc.ingest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from index.errors import StoreError
+from index.loader import LoadReport, load_files, spool_records
+from index.store import Store
+
+if TYPE_CHECKING:  # numpy and httpx load only when embeddings are configured
+    from index.vectors.backfill import EmbedReport
+    from index.vectors.client import EmbeddingConfig
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    partial: bool = False  # add and update only; keep documents this run does not mention
+    reindex: bool = False  # drop the corpus (and vectors of another identity) and load afresh
+    wait: float = 60.0  # seconds to wait for another writer
+    embedding: EmbeddingConfig | None = None  # None: load only
+    reindex_command: str = "docs-flatten index ... --reindex"  # said when the identity differs
+
+
+@dataclass
+class IngestReport:
+    load: LoadReport
+    vectors: EmbedReport | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.load.to_dict()
+        if self.vectors is not None:
+            data["vectors"] = self.vectors.to_dict()
+        return data
+
+
+def refuse_other_identity(store_dir: str | Path | None, options: IngestOptions) -> None:
+    """Before flattening, crawling or loading: vectors of another identity are refused."""
+    if options.embedding is None or options.reindex:
+        return
+    try:
+        store = Store.open(store_dir, readonly=True)
+    except StoreError:
+        return  # no store yet, or one older than vectors: nothing to compare with
+    from index.vectors.storage import check_identity
+
+    with store:
+        check_identity(store.db, options.embedding, options.reindex_command)
+
+
+def ingest_files(
+    store_dir: str | Path | None,
+    files: list[Path],
+    corpus: str,
+    options: IngestOptions = IngestOptions(),
+    *,
+    on_loaded: Callable[[LoadReport], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Load JSONL files into `corpus`, then embed what has no vector yet."""
+    refuse_other_identity(store_dir, options)
+    with Store.open(store_dir, busy_timeout=options.wait) as store:
+        report = IngestReport(load_files(store, files, corpus, partial=options.partial,
+                                         reindex=options.reindex))  # fmt: skip
+        if on_loaded is not None:
+            on_loaded(report.load)
+        if options.embedding is not None:
+            from index.vectors.backfill import embed_pending
+            from index.vectors.client import EmbeddingError
+
+            try:
+                report.vectors = embed_pending(store, options.embedding, reindex=options.reindex,
+                                               reindex_command=options.reindex_command,
+                                               progress=progress)  # fmt: skip
+            except EmbeddingError as exc:
+                exc.ingest = report  # type: ignore[attr-defined]
+                raise
+    return report
+
+
+def ingest_records(
+    store_dir: str | Path | None,
+    records: Iterable[Any],
+    corpus: str,
+    options: IngestOptions = IngestOptions(),
+    *,
+    on_loaded: Callable[[LoadReport], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """`ingest_files` for records in memory (e.g. `flatten_root(...)`), as a whole corpus."""
+    refuse_other_identity(store_dir, options)
+    spooled = spool_records(records)
+    try:
+        return ingest_files(store_dir, [spooled], corpus, options, on_loaded=on_loaded,
+                            progress=progress)  # fmt: skip
+    finally:
+        spooled.unlink(missing_ok=True)

@@ -1,0 +1,279 @@
+"""OpenAPI 3.x, Swagger 2.0 and JSON Schema: one slice per operation and per schema.
+
+Recognised by a top-level `openapi` / `swagger` key, or `$schema` with `definitions`/`$defs`.
+Slices, in file order:
+
+- the top-level keys that are not paths or schemas (`openapi`, `info`, `servers`, `tags`...),
+  a run of them as one slice titled from `info` (`info: Swagger Petstore 1.0.0`);
+- one per operation, `GET /pets/{petId}`, with the schemas it references as a record field;
+- one per schema, `schema Pet` (`components.schemas`, `definitions`, `$defs`); other component
+  sections (`components.responses`...) one each.
+
+Slices are the file's own lines, so ranges are true: each unit starts at its key's line (YAML
+positions from ruamel.yaml; JSON positions from a small scan of the keys, since JSON is not
+always YAML and ruamel is slow on big files) and runs to the next unit, so every line belongs to
+exactly one slice. The container lines above a unit (`paths:`, `/pets:`) go with it, and so do
+the comments directly above it. A file that does not parse, or is no spec, is sliced as YAML or
+as windows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
+from slicers.windows import pack_windows, slice_windows, window_spans
+from slicers.yaml import slice_yaml
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_SNIFF_YAML = re.compile(r"^(?:openapi|swagger|[\"']?\$schema[\"']?)[ \t]*:", re.M)
+# A top-level key of pretty-printed JSON (indented 0-4), or the first key of one-line JSON.
+_SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \t]*:", re.M)
+_SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
+_MAX_REFS = 8
+
+Path = tuple[str, ...]
+
+
+def sniff_spec(text: str) -> str | None:
+    """A cheap look at the text (no parse): `openapi` (OpenAPI or Swagger), `jsonschema`, or None.
+
+    `$schema` alone is not enough: many config files (tsconfig, renovate) point at their schema.
+    """
+    sniff = _SNIFF_JSON if text.lstrip()[:1] in ("{", "[") else _SNIFF_YAML
+    match = sniff.search(text)
+    if match is None:
+        return None
+    if "$schema" not in match.group(0):
+        return "openapi"
+    return "jsonschema" if _SNIFF_DEFS.search(text) else None
+
+
+def spec_kind(data: Any) -> str | None:
+    """`openapi`, `swagger`, `jsonschema`, or None for any other document."""
+    if not isinstance(data, dict):
+        return None
+    if "openapi" in data and isinstance(data.get("paths", {}), dict):
+        return "openapi"
+    if "swagger" in data and isinstance(data.get("paths", {}), dict):
+        return "swagger"
+    if "$schema" in data and any(isinstance(data.get(k), dict) for k in ("definitions", "$defs")):
+        return "jsonschema"
+    return None
+
+
+def json_key_lines(text: str, max_depth: int = 3) -> dict[Path, int]:
+    """The 0-based line of each object key down to `max_depth`, keyed by its path.
+
+    Only strings and brackets matter for key positions, so one regex pass finds them; keys
+    inside arrays are not tracked (no unit lives there).
+    """
+    lines: dict[Path, int] = {}
+    stack: list[Path | None] = []  # the path of each open object; None for arrays and depth
+    value_path: Path | None = None  # the key whose value comes next
+    last_string: tuple[str, int] | None = None
+    line = pos = 0
+    for match in _TOKEN.finditer(text):
+        line += text.count("\n", pos, match.start())
+        pos = match.start()
+        token = match.group()
+        if token[0] == '"':
+            last_string = (token, line)
+            continue
+        if token == ":":
+            parent = stack[-1] if stack else None
+            if last_string is not None and parent is not None and len(parent) < max_depth:
+                try:
+                    key = json.loads(last_string[0])
+                except ValueError:
+                    key = last_string[0].strip('"')
+                value_path = (*parent, str(key))
+                lines.setdefault(value_path, last_string[1])
+            else:
+                value_path = None
+        elif token == "{":
+            stack.append(() if not stack else value_path)
+            value_path = None
+        elif token == "[":
+            stack.append(None)
+            value_path = None
+        elif stack:
+            stack.pop()
+        last_string = None
+    return lines
+
+
+def _yaml_key_lines(data: Any, max_depth: int = 3) -> dict[Path, int]:
+    lines: dict[Path, int] = {}
+
+    def walk(node: Any, path: Path) -> None:
+        if len(path) >= max_depth or not hasattr(node, "lc"):
+            return
+        for key in node:
+            try:
+                line = node.lc.key(key)[0]
+            except Exception:  # ruamel keeps no position for merged (<<) keys
+                continue
+            lines[(*path, str(key))] = line
+            walk(node[key], (*path, str(key)))
+
+    if isinstance(data, dict):
+        walk(data, ())
+    return lines
+
+
+def _load(text: str, path: str) -> tuple[Any, dict[Path, int]] | None:
+    """The document and its key lines, or None when it does not parse."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        return data, json_key_lines(text)
+    try:
+        from ruamel.yaml import YAML
+
+        data = YAML(typ="rt", pure=True).load(text)
+    except Exception:  # any YAML error (or a multi-document stream): not a spec we can slice
+        return None
+    return data, _yaml_key_lines(data)
+
+
+@dataclass
+class _Unit:
+    line: int
+    title: str
+    symbol: str | None = None
+    meta: tuple[tuple[str, str], ...] = ()
+    top: str | None = None  # a plain top-level key: runs of them merge into one slice
+
+
+def _refs(node: Any) -> list[str]:
+    """Names of the schemas an operation references (`#/components/schemas/Pet` -> Pet)."""
+    found: dict[str, None] = {}
+    todo = [node]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                found[ref.rsplit("/", 1)[-1]] = None
+            todo.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            todo.extend(reversed(item))
+    return list(found)
+
+
+def _units(data: dict[str, Any], kind: str, lines: dict[Path, int]) -> tuple[list[_Unit], set[int]]:
+    """The units and the lines of the containers above them (`paths:`, `/pets:`)."""
+    units: list[_Unit] = []
+    headers: set[int] = set()
+
+    def add(path: Path, unit: _Unit) -> None:
+        if path in lines:
+            unit.line = lines[path]
+            units.append(unit)
+
+    def schemas(path: Path, members: Any) -> None:
+        headers.update(lines[path[:i]] for i in range(1, len(path) + 1) if path[:i] in lines)
+        for name in members if isinstance(members, dict) else ():
+            add((*path, str(name)), _Unit(0, f"schema {name}", str(name)))
+
+    for key, value in data.items():
+        key = str(key)
+        if key == "paths" and kind != "jsonschema" and isinstance(value, dict):
+            headers.add(lines.get(("paths",), -1))
+            for route, item in value.items():
+                headers.add(lines.get(("paths", str(route)), -1))
+                for method in METHODS if isinstance(item, dict) else ():
+                    if method in item:
+                        op = item[method]
+                        title = f"{method.upper()} {route}"
+                        op_id = op.get("operationId") if isinstance(op, dict) else None
+                        refs = _refs(op)[:_MAX_REFS]
+                        meta = (("schemas", ", ".join(refs)),) if refs else ()
+                        add(("paths", str(route), method), _Unit(0, title, op_id or title, meta))
+        elif key == "components" and kind == "openapi" and isinstance(value, dict):
+            headers.add(lines.get(("components",), -1))
+            for section, members in value.items():
+                if section == "schemas":
+                    schemas(("components", "schemas"), members)
+                else:
+                    add(("components", str(section)), _Unit(0, f"components.{section}"))
+        elif key in ("definitions", "$defs") and isinstance(value, dict):
+            schemas((key,), value)
+        else:
+            add((key,), _Unit(0, key, top=key))
+    headers.discard(-1)
+    return units, headers
+
+
+def _top_title(keys: list[str], data: dict[str, Any], kind: str, path: str) -> tuple[str, str]:
+    """Title and symbol of a run of plain top-level keys."""
+    info = data.get("info") if isinstance(data.get("info"), dict) else None
+    if "info" in keys and info is not None:
+        name = " ".join(str(info[k]) for k in ("title", "version") if info.get(k) is not None)
+        return f"info: {name}" if name else "info", "info"
+    if kind == "jsonschema":
+        name = data.get("title") or data.get("$id") or data.get("id") or path
+        return f"schema {name} (root)", str(name)
+    shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
+    return shown, keys[0]
+
+
+def _fallback(text: str, path: str, options: SliceOptions, why: str) -> Sliced:
+    if text.lstrip()[:1] in ("{", "["):
+        result = slice_windows(text, path, options)
+    else:
+        result = slice_yaml(text, path, options)
+    return Sliced(result.slices, notes=(f"openapi: {why}",) if why else ())
+
+
+def slice_openapi(text: str, path: str, options: SliceOptions) -> Sliced:
+    loaded = _load(text, path)
+    if loaded is None:
+        return _fallback(text, path, options, "did not parse; sliced as text")
+    data, key_lines = loaded
+    kind = spec_kind(data)
+    if kind is None:
+        return _fallback(text, path, options, "")  # no spec after all: a plain JSON/YAML file
+    lines = split_lines(text)
+    units, headers = _units(data, kind, key_lines)
+    units.sort(key=lambda u: u.line)
+
+    # Runs of plain top-level keys merge; a unit on the line of the one before (a one-line
+    # JSON file) joins it, since a slice cannot start inside a line.
+    merged: list[tuple[_Unit, list[str]]] = []
+    for unit in units:
+        last = merged[-1] if merged else None
+        if last is not None and (unit.line == last[0].line or (unit.top and last[0].top)):
+            if unit.top:
+                last[1].append(unit.top)
+            continue
+        merged.append((unit, [unit.top] if unit.top else []))
+
+    starts: list[int] = []
+    for i, (unit, _) in enumerate(merged):
+        floor = merged[i - 1][0].line if i else -1
+        start = min([h for h in headers if floor < h < unit.line] + [unit.line])
+        while start - 1 > floor and lines[start - 1].lstrip().startswith("#"):
+            start -= 1  # YAML comments directly above belong to the unit
+        starts.append(0 if i == 0 else start)
+
+    spans: list[LineSpan] = []
+    for i, (unit, keys) in enumerate(merged):
+        end = starts[i + 1] if i + 1 < len(merged) else len(lines)
+        title, symbol = (unit.title, unit.symbol)
+        if keys:
+            title, symbol = _top_title(keys, data, kind, path)
+        windows = pack_windows(lines, starts[i], end, options.max_chars)
+        spans.extend(window_spans(windows, title, symbol=symbol, meta=unit.meta))
+    if not spans:
+        return _fallback(text, path, options, "")
+    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    doc_title = info.get("title") or data.get("title")
+    return Sliced(spans_to_slices(lines, spans), doc_title=str(doc_title) if doc_title else None)

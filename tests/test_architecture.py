@@ -1,0 +1,105 @@
+"""The shape of the house: the library never reaches the CLI, the store never loads a slicer, and
+no two modules import each other (directly or round a longer circle)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("flatten", "index", "slicers", "crawl")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running `statement`."""
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=120)  # fmt: skip
+    return set(out.stdout.split())
+
+
+def test_the_library_imports_no_cli_typer_or_rich():
+    # httpx imports its own command line (rich, click) when they are installed: blocked here,
+    # since that is httpx's choice, not ours.
+    loaded = _loaded_after("sys.modules['httpx._main'] = None; import flatten, index, slicers, "
+                           "crawl; " + "; ".join(
+        f"import {m}" for m in sorted(_modules())
+        if not m.startswith("flatten.cli") and not m.endswith("__main__")
+    ))  # fmt: skip
+    adapters = sorted(m for m in loaded if m.startswith(("flatten.cli", "typer", "rich")))
+    assert adapters == []
+
+
+def test_the_store_loads_no_slicer_and_no_pipeline():
+    loaded = _loaded_after("import index.store")
+    assert sorted(m for m in loaded if m.split(".")[0] == "slicers") == []
+    assert "flatten.pipeline" not in loaded
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _import_nodes(tree: ast.Module, lazy_face: bool) -> list[ast.Import | ast.ImportFrom]:
+    """Every import that runs: not those under `if TYPE_CHECKING`, and for a package face not
+    those in its functions (the lazy `__getattr__` table is not a dependency)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+            continue
+        if lazy_face and isinstance(node, ast.FunctionDef):
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package modules `name` imports, at the top or inside functions alike."""
+    targets: set[str] = set()
+    face = path.name == "__init__.py"
+    package = name if face else name.rpartition(".")[0]
+    for node in _import_nodes(ast.parse(path.read_text(), str(path)), face):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        else:
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+    return {t for t in targets if t in known and t != name}
+
+
+def test_no_import_cycles_between_modules():
+    known = _modules()
+    graph = {name: _imports(name, path, known) for name, path in known.items()}
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
