@@ -23,6 +23,20 @@ def test_urls_are_normalised_and_scope_matches_whole_segments():
     assert not scope.admits("http://h/docs-old/x") and not scope.admits("https://h/docs/x")
 
 
+def test_the_title_is_the_h1_else_the_title_less_the_site_name_else_og_title_never_a_url():
+    def title(head: str, body: str, url: str = "http://h/docs/a-page.html") -> str:
+        return extract(f"<html><head>{head}</head><body>{body}</body></html>", url).title
+
+    docusaurus = "<article><header><h1>Intro</h1></header><p>x</p></article>"
+    assert title("<title>Intro | Pebble</title>", docusaurus) == "Intro"
+    assert title("<title>Install - tinyfit 1.2.0</title>", "<p>x</p>") == "Install"
+    assert title("<title>API reference — tinyfit</title>", "<p>x</p>") == "API reference"
+    site_name = "<meta property='og:site_name' content='Pebble'>"
+    assert title(f"<title>Pebble</title>{site_name}", "<p>x</p>") == "Pebble"
+    assert title("<meta property='og:title' content='From OG'>", "<p>x</p>") == "From OG"
+    assert title("", "<p>x</p>") == "a page"
+
+
 def test_extraction_keeps_structure_and_drops_chrome():
     html = page("T", """
         <h2 id="install">Install <a class="headerlink" href="#install">¶</a></h2>
