@@ -26,6 +26,7 @@ from selectolax.lexbor import LexborHTMLParser
 from crawl.generators import CHROME, MAIN_CONTAINERS, NO_LANGUAGE, generated_index, prepare
 from crawl.nesting import nests_deeper_than
 from crawl.urls import resolve
+from slicers.markdown import inline_text
 
 # Below this many `<`, even the worst nesting parses in well under a second; above it, a page
 # whose elements may nest deeper than MAX_PARSE_DEPTH is refused (Lexbor's tree builder takes
@@ -99,8 +100,8 @@ def _title(tree: Any, main: Any, url: str) -> str:
     """The page's H1, else <title> less the site's name, else og:title, else the URL's last
     segment as words: never the URL itself."""
     h1 = main.css_first("h1") if main is not None else None
-    text = _SPACE.sub(" ", _inline(h1, 0)).strip() if h1 is not None else ""
-    if text:
+    text = inline_text(_SPACE.sub(" ", _inline(h1, 0))) if h1 is not None else ""
+    if text:  # as the markdown slicer reads the same heading: no code ticks or emphasis
         return text
     node = tree.css_first("title")
     text = _SPACE.sub(" ", node.text()).strip() if node is not None else ""

@@ -34,6 +34,7 @@ from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, r
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
 from slicers import DEFAULT_MAX_CHARS, Sliced, SliceOptions, slice_text
+from slicers.markdown import inline_text
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
 REDACTION_MARK = "[REDACTED:"
@@ -276,7 +277,9 @@ def _titled_by_page(sliced: Sliced, page: Page) -> Sliced:
         return sliced
     first = sliced.slices[0]
     opening = first.content.split("\n", 1)[0]
-    if first.title == page.title or opening != f"# {page.title}":
+    if first.title == page.title or not opening.startswith("# "):
+        return sliced
+    if inline_text(opening[2:]) != page.title:
         return sliced
     anchor = dict(page.heading_ids).get(first.start_line - 1)
     retitled = replace(first, title=page.title, section=(page.title,), anchor=anchor)

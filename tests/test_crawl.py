@@ -35,6 +35,9 @@ def test_the_title_is_the_h1_else_the_title_less_the_site_name_else_og_title_nev
     assert title(f"<title>Pebble</title>{site_name}", "<p>x</p>") == "Pebble"
     assert title("<meta property='og:title' content='From OG'>", "<p>x</p>") == "From OG"
     assert title("", "<p>x</p>") == "a page"
+    assert title(
+        "<title>x</title>", "<main><h1>The <code>run</code> <em>command</em></h1></main>"
+    ) == ("The run command")
 
 
 def test_extraction_keeps_structure_and_drops_chrome():
