@@ -27,11 +27,12 @@ import httpx
 from protego import Protego
 
 from crawl.charset import decode_html
+from crawl.duplicates import without_duplicates
 from crawl.extract import Unextractable, extract
 from crawl.urls import Scope, lenient_path, looks_non_html, normalize, resolve
 from flatten._version import __version__
+from flatten.classify import include_exclude_reason
 from flatten.errors import FlattenError
-from flatten.hashing import sha256_hex
 from flatten.retry import retry_after_seconds
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -59,6 +60,9 @@ class CrawlOptions:
     respect_robots: bool = True
     use_sitemap: bool = True
     scope: str | None = None  # a path prefix; default: the seed's directory
+    # Globs on URL paths (`/docs/1.*`), as --include/--exclude: checked before a fetch.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     user_agent: str = USER_AGENT
 
@@ -69,6 +73,8 @@ class Page:
     title: str
     markdown: str
     depth: int
+    heading_ids: tuple[tuple[int, str], ...] = ()  # (markdown line, the page's id)
+    canonical: str | None = None
 
 
 @dataclass
@@ -81,6 +87,8 @@ class CrawlReport:
     truncated: bool = False
     crawl_delay: float = 0.0  # seconds between requests, as applied
     notes: list[tuple[str, str]] = field(default_factory=list)  # (url, what was limited)
+    # A wider --scope and how many refused pages it admits, when the scope refused most of them.
+    scope_hint: tuple[str, int] | None = None
 
     def skip(self, url: str, reason: str, detail: str = "") -> None:
         self.skipped.append((url, reason, detail))
@@ -101,6 +109,8 @@ class CrawlReport:
             "frontier": self.frontier,
             "truncated": self.truncated,
             "crawlDelay": self.crawl_delay,
+            "scopeHint": self.scope_hint[0] if self.scope_hint else None,
+            "scopeHintAdmits": self.scope_hint[1] if self.scope_hint else None,
             "notes": [{"url": u, "note": n} for u, n in self.notes],
             "skipped": [{"url": u, "reason": r, "detail": d} for u, r, d in self.skipped],
         }
@@ -130,18 +140,17 @@ def crawl(seed: str, options: CrawlOptions | None = None, report: CrawlReport | 
     report.seed = normalize(seed)
     report.scope = f"{scope.scheme}://{scope.netloc}{scope.prefix}"
     pages = asyncio.run(_Crawler(scope, options, report).run(report.seed))
-    return _without_duplicates(pages, report)
+    report.scope_hint = scope_hint(scope, report)
+    return without_duplicates(pages, report.skip)
 
 
-def _without_duplicates(pages: list[Page], report: CrawlReport) -> list[Page]:
-    kept: dict[str, Page] = {}
-    for page in sorted(pages, key=lambda p: p.url):
-        digest = sha256_hex(page.markdown)
-        if digest in kept:
-            report.skip(page.url, "duplicate", f"same text as {kept[digest].url}")
-        else:
-            kept[digest] = page
-    return sorted(kept.values(), key=lambda p: p.url)
+def scope_hint(scope: Scope, report: CrawlReport) -> tuple[str, int] | None:
+    """A wider scope, when this one refused more same-host pages than were fetched."""
+    outside = [url for url, reason, _ in report.skipped if reason == "scope"
+               and urlsplit(url)[:2] == (scope.scheme, scope.netloc)]  # fmt: skip
+    if len(outside) <= report.fetched:
+        return None
+    return scope.wider(outside)
 
 
 class _Crawler:
@@ -199,6 +208,11 @@ class _Crawler:
         """(reason, detail) when scope or robots.txt forbids `url` (a normal URL), else None."""
         if not self.scope.admits(url):
             return "scope", f"outside {self.report.scope} (from {source})"
+        path = urlsplit(url).path or "/"
+        filtered = include_exclude_reason(path, self.options.include, self.options.exclude)
+        if filtered:
+            flag = "--include" if filtered == "not-included" else "--exclude"
+            return filtered, f"URL path turned away by {flag} (from {source})"
         if self.robots_refusal:
             return "robots", self.robots_refusal
         if self.robots is None:
@@ -250,9 +264,13 @@ class _Crawler:
             self.report.skip(final_url, "unextractable", f"{type(exc).__name__}: {exc}"[:200])
             return
         self.report.fetched += 1
-        self.pages.append(Page(final_url, page.title, page.markdown, depth))
         for link in page.links:
             self._enqueue(link, depth + 1, source=final_url)
+        if page.generated:
+            self.report.skip(final_url, "generated-index", f"{page.generated}; links followed")
+            return
+        self.pages.append(Page(final_url, page.title, page.markdown, depth, page.heading_ids,
+                               page.canonical))  # fmt: skip
 
     async def _wait_turn(self) -> None:
         """A polite gap between requests, across all workers."""
@@ -382,10 +400,18 @@ class _Crawler:
                 continue
             if status >= 400:
                 continue
+            elsewhere: Counter[str] = Counter()
             for loc in _LOC.findall(text):
                 url = resolve(sitemap, loc)
-                if url:
+                if url and urlsplit(url)[:2] != (self.scope.scheme, self.scope.netloc):
+                    elsewhere[urlsplit(url).netloc] += 1  # a build served away from its host
+                elif url:
                     self._enqueue(url, 1, source="sitemap")
+            if elsewhere:
+                hosts = ", ".join(f"{n} URLs on {host}" for host, n in sorted(elsewhere.items()))
+                self.report.skip(sitemap, "other-host",
+                                 f"{hosts}: another host (the site's production address?); "
+                                 "not fetched")  # fmt: skip
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:

@@ -1,11 +1,13 @@
 """HTML page -> its main content as markdown (selectolax's Lexbor parser; no network).
 
 The main container is found by the known documentation generators first, then `article`,
-`[role=main]` and `main`, then the body. Navigation, headers, footers, sidebars, scripts,
-hidden elements, permalink glyphs, "edit this page" links and cookie banners are removed.
-Headings keep the page's own ids as `{#id}`, which the markdown slicer turns into anchors.
-Code blocks keep their language and their line breaks (also when each line is its own element,
-as Docusaurus renders them).
+`[role=main]` and `main`, then the body; each generator's chrome is removed (crawl/generators.py
+knows them). The title is the page's H1, else `<title>` less the site's name, else og:title.
+The markdown reads as the page reads: headings' real ids (their own, or as Sphinx writes them,
+their section's) travel beside it as `heading_ids`, by line. Sphinx API signatures become
+headings anchored at their ids, and field lists keep their label with their items. Code blocks
+keep their language and their line breaks (also when each line is its own element, as
+Docusaurus renders them).
 
 Hostile pages stay bounded: a page that may nest deeper than the parser handles in bounded time
 is refused before parsing (`Unextractable`), and the walk below turns what nests deeper than
@@ -17,11 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from crawl.generators import CHROME, MAIN_CONTAINERS, NO_LANGUAGE, generated_index, prepare
 from crawl.nesting import nests_deeper_than
 from crawl.urls import resolve
+from slicers.markdown import inline_text
 
 # Below this many `<`, even the worst nesting parses in well under a second; above it, a page
 # whose elements may nest deeper than MAX_PARSE_DEPTH is refused (Lexbor's tree builder takes
@@ -32,26 +37,6 @@ MAX_PARSE_DEPTH = 512
 # is kept as plain text.
 MAX_NESTING = 64
 
-MAIN_CONTAINERS = (
-    "article.md-content__inner",  # MkDocs Material (never its <main>: it holds both sidebars)
-    ".theme-doc-markdown",  # Docusaurus
-    "div[itemprop=articleBody]",  # Sphinx, Read the Docs
-    "#furo-main-content",  # Furo
-    "article.bd-article",  # pydata-sphinx-theme
-    ".td-content",  # Docsy
-    "div.body[role=main]",
-    "div.body",  # Sphinx basic
-    "article",
-    "[role=main]",
-    "main",
-)
-NOISE = (
-    "nav, header, footer, aside, script, style, noscript, template, form, button, iframe, svg, "
-    "[hidden], [aria-hidden=true], .headerlink, a.anchor, .hash-link, .md-source-file, "
-    ".md-content__button, .theme-edit-this-page, .edit-this-page, .editLink, "
-    ".cookie-banner, #cookie-banner, .cookie-consent, .md-sidebar, .sphinxsidebar, .toc, "
-    ".breadcrumbs, .wy-breadcrumbs, .theme-doc-toc-mobile, .pagination-nav, .md-footer"
-)
 _PERMALINK_GLYPHS = {"¶", "#", "§", "🔗"}
 _LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang|highlight)-([\w+#.-]+)")
 _SPACE = re.compile(r"[ \t\r\n\f\v]+")
@@ -76,37 +61,93 @@ class Extracted:
     markdown: str
     links: list[str] = field(default_factory=list)  # absolute, normalised
     canonical: str | None = None
+    heading_ids: tuple[tuple[int, str], ...] = ()  # (0-based markdown line, the page's id)
+    generated: str | None = None  # a generated index (Sphinx genindex, search): not content
 
 
 def extract(html: str, url: str) -> Extracted:
     if html.count("<") > SMALL_PAGE_TAGS and nests_deeper_than(html, MAX_PARSE_DEPTH):
         raise Unextractable("too-deep", f"elements may nest deeper than {MAX_PARSE_DEPTH}")
     tree = LexborHTMLParser(html)
-    title_node = tree.css_first("title")
-    title = _SPACE.sub(" ", title_node.text()).strip() if title_node else ""
     links = []
     for anchor in tree.css("a[href]"):
         target = resolve(url, anchor.attributes.get("href") or "")
         if target:
             links.append(target)
+    links = list(dict.fromkeys(links))
     canonical_node = tree.css_first("link[rel=canonical]")
     canonical = None
     if canonical_node and canonical_node.attributes.get("href"):
         canonical = resolve(url, canonical_node.attributes["href"] or "")
+    generated = generated_index(tree, urlsplit(url).path)
     main = next((n for n in (tree.css_first(s) for s in MAIN_CONTAINERS) if n is not None), None)
     main = main or tree.body
     if main is None:
-        return Extracted(title, "", links, canonical)
-    for noise in main.css(NOISE):
+        return Extracted(_title(tree, None, url), "", links, canonical, generated=generated)
+    prepare(main)
+    for noise in main.css(CHROME):
         noise.decompose()
     lines: list[str] = []
     _blocks(main, lines, "", 0)
     markdown = "\n".join(lines).strip() + "\n"
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
-    if not title:
-        h1 = main.css_first("h1")
-        title = _inline(h1, 0).strip() if h1 else url
-    return Extracted(title, markdown, list(dict.fromkeys(links)), canonical)
+    markdown, heading_ids = _take_heading_ids(markdown)
+    title = _title(tree, main, url)
+    return Extracted(title, markdown, links, canonical, heading_ids, generated)
+
+
+def _title(tree: Any, main: Any, url: str) -> str:
+    """The page's H1, else <title> less the site's name, else og:title, else the URL's last
+    segment as words: never the URL itself."""
+    h1 = main.css_first("h1") if main is not None else None
+    text = inline_text(_SPACE.sub(" ", _inline(h1, 0))) if h1 is not None else ""
+    if text:  # as the markdown slicer reads the same heading: no code ticks or emphasis
+        return text
+    node = tree.css_first("title")
+    text = _SPACE.sub(" ", node.text()).strip() if node is not None else ""
+    site = tree.css_first("meta[property='og:site_name']")
+    site_name = (site.attributes.get("content") or "").strip() if site is not None else ""
+    text = _without_site_name(text, site_name)
+    if text:
+        return text
+    og = tree.css_first("meta[property='og:title']")
+    text = _SPACE.sub(" ", og.attributes.get("content") or "").strip() if og is not None else ""
+    if text:
+        return text
+    segment = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    segment = re.sub(r"\.html?$", "", segment)
+    return re.sub(r"[-_]+", " ", segment).strip() or urlsplit(url).hostname or "untitled"
+
+
+_TITLE_SEPARATOR = re.compile(r"\s+[|—–·:-]{1,2}\s+")
+
+
+def _without_site_name(title: str, site_name: str) -> str:
+    """`Install | Pebble` -> `Install`: the site's name (og:site_name, else whatever follows the
+    last separator) is dropped; a title that is only the site's name stays."""
+    parts = _TITLE_SEPARATOR.split(title)
+    if len(parts) < 2:
+        return title
+    if site_name and site_name in parts[-1]:
+        return " - ".join(parts[:-1]) if site_name == parts[-1] else title
+    return title[: list(_TITLE_SEPARATOR.finditer(title))[-1].start()]
+
+
+_ID_MARK = "\x00"  # a heading line carries its id after this until the ids are taken off
+
+
+def _take_heading_ids(markdown: str) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """Markdown without the id marks, and (line, id) for each heading that had one."""
+    if _ID_MARK not in markdown:
+        return markdown, ()
+    lines = markdown.split("\n")
+    ids = []
+    for number, line in enumerate(lines):
+        text, mark, anchor = line.partition(_ID_MARK)
+        if mark:
+            lines[number] = text
+            ids.append((number, anchor))
+    return "\n".join(lines), tuple(ids)
 
 
 def _blocks(node: Any, out: list[str], indent: str, depth: int) -> None:
@@ -143,11 +184,7 @@ def _blocks(node: Any, out: list[str], indent: str, depth: int) -> None:
 def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
     tag = node.tag
     if tag in _HEADINGS:
-        text = _inline(node, depth).strip()
-        if text:
-            anchor = node.attributes.get("id")
-            suffix = f" {{#{anchor}}}" if anchor and re.fullmatch(r"[\w\-:.]+", anchor) else ""
-            out.extend([indent + "#" * _HEADINGS[tag] + " " + text + suffix, ""])
+        _heading(_HEADINGS[tag], _inline(node, depth), _heading_id(node), out, indent)
     elif tag == "pre":
         _code_block(node, out, indent)
     elif tag in ("ul", "ol"):
@@ -161,12 +198,73 @@ def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
         out.append("")
     elif tag == "hr":
         out.extend([indent + "---", ""])
+    elif tag == "dl" and "field-list" in (node.attributes.get("class") or "").split():
+        _field_list(node, out, indent, depth)
+    elif tag == "dt" and node.attributes.get("id") and _is_signature(node):
+        _heading(_signature_level(node), _inline(node, depth), node.attributes["id"], out, indent)
     elif tag == "dt":
         text = _inline(node, depth).strip()
         if text:
             out.extend([indent + f"**{text}**", ""])
     else:  # p, div, section, dd, li outside a list, details, figure...
         _blocks(node, out, indent, depth)
+
+
+def _heading(level: int, text: str, anchor: str | None, out: list[str], indent: str) -> None:
+    text = _SPACE.sub(" ", text).strip()
+    if text:
+        mark = _ID_MARK + anchor if anchor else ""
+        out.extend([indent + "#" * level + " " + text + mark, ""])
+
+
+def _heading_id(node: Any) -> str | None:
+    """A heading's own id, else (as Sphinx writes them) the id of the section it opens."""
+    anchor = node.attributes.get("id")
+    parent = node.parent
+    if not anchor and parent is not None and parent.tag == "section":
+        anchor = parent.attributes.get("id")
+    return (anchor or "").strip() or None
+
+
+def _is_signature(node: Any) -> bool:
+    return "sig" in (node.attributes.get("class") or "").split()
+
+
+def _signature_level(node: Any) -> int:
+    """Sphinx nests a section per heading level; an object's signature is one level below its
+    section, and a method's one below its class's."""
+    sections = nested = 0
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "section":
+            sections += 1
+        elif parent.tag == "dd":
+            previous = parent.prev
+            while previous is not None and previous.tag != "dt":
+                previous = previous.prev
+            nested += previous is not None and _is_signature(previous)
+        parent = parent.parent
+    return min(6, max(sections, 1) + 1 + nested)
+
+
+def _field_list(node: Any, out: list[str], indent: str, depth: int) -> None:
+    """`**Parameters:**` followed at once by its items, so no cut falls between them."""
+    label = ""
+    for child in node.iter():
+        if child.tag == "dt":
+            label = _SPACE.sub(" ", _inline(child, depth + 1)).strip()
+        elif child.tag == "dd":
+            inner: list[str] = []
+            _blocks(child, inner, "", depth + 1)
+            inner = _trim(inner)
+            name = f"**{label.rstrip(':').strip()}:**" if label else ""
+            if len(inner) == 1 and not inner[0].startswith(("- ", "```")):
+                inner = [f"{name} {inner[0]}".strip()]  # `**Returns:** The slope.`
+            elif name:
+                inner.insert(0, name)
+            out.extend(indent + line if line else "" for line in inner)
+            out.append("")
+            label = ""
 
 
 def _flat(node: Any) -> str:
@@ -214,7 +312,8 @@ def _code_block(pre: Any, out: list[str], indent: str) -> None:
             continue
         match = _LANGUAGE.search(candidate.attributes.get("class") or "")
         if match:
-            language = match.group(1)
+            language = match.group(1).lower()
+            language = "" if language in NO_LANGUAGE else language
             break
     fence = "```"
     while fence in code:

@@ -122,7 +122,7 @@ class Scope:
             raise UsageError(f"not an http(s) URL: {seed!r}", reason="bad-url")
         if prefix is None:
             path = parts.path
-            prefix = path if path.endswith("/") else posixpath.dirname(path) + "/"
+            prefix = path if path.endswith("/") else posixpath.dirname(path).rstrip("/") + "/"
         if not prefix.startswith("/"):
             prefix = "/" + prefix
         prefix = remove_dot_segments(prefix)
@@ -138,3 +138,15 @@ class Scope:
 
     def _inside(self, path: str) -> bool:
         return path.startswith(self.prefix) or path + "/" == self.prefix
+
+    def wider(self, outside: list[str]) -> tuple[str, int] | None:
+        """The nearest ancestor of the prefix that admits most of `outside` (same-host URLs
+        this scope refused), with how many it admits; None if none does."""
+        prefix = self.prefix.rstrip("/")
+        while prefix:
+            prefix = prefix.rsplit("/", 1)[0]
+            wider = Scope(self.scheme, self.netloc, prefix + "/")
+            admitted = sum(wider.admits(url) for url in outside)
+            if admitted * 2 > len(outside):
+                return wider.prefix, admitted
+        return None

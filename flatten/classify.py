@@ -209,6 +209,25 @@ def might_be_docs(rel_path: str) -> bool:
     return classify(rel_path).is_docs or PurePosixPath(rel_path).suffix.lower() in SPEC_SUFFIXES
 
 
+def include_exclude_reason(
+    rel_path: str, include: tuple[str, ...], exclude: tuple[str, ...]
+) -> str | None:
+    """ "not-included" or "excluded" when --include/--exclude turn `rel_path` away, else None.
+    A crawl passes URL paths (`/docs/1.1/intro/`); a leading `/` is optional in the globs."""
+    if include and not _matches(rel_path, include):
+        return "not-included"
+    if exclude and _matches(rel_path, exclude):
+        return "excluded"
+    return None
+
+
+def _matches(rel_path: str, patterns: tuple[str, ...]) -> bool:
+    if not rel_path.startswith("/"):
+        return matches_any(rel_path, patterns)
+    bare = rel_path.lstrip("/")
+    return matches_any(rel_path, patterns) or matches_any(bare, patterns)
+
+
 def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:
     """Glob match on the whole relative path or on the file name (`*.md`, `docs/*`, `**/x.md`).
 

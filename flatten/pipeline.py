@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from flatten.classify import (
     KINDS,
     NEVER_MINIFIED,
     classify_text,
-    matches_any,
+    include_exclude_reason,
     might_be_docs,
     path_skip_reason,
 )
@@ -32,8 +32,9 @@ from flatten.secrets import DEFAULT_RULES, REDACTION_MARK, RedactionRules, redac
 from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
 
 if TYPE_CHECKING:
-    from crawl.crawler import CrawlOptions
+    from crawl.crawler import CrawlOptions, Page
 from slicers import DEFAULT_MAX_CHARS, Sliced, SliceOptions, slice_text
+from slicers.markdown import inline_text
 
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
 
@@ -203,10 +204,9 @@ def _path_rule(rel: str, options: FlattenOptions) -> str | None:
     reason = path_skip_reason(rel)
     if reason:
         return reason
-    if options.include and not matches_any(rel, options.include):
-        return "not-included"
-    if options.exclude and matches_any(rel, options.exclude):
-        return "excluded"
+    reason = include_exclude_reason(rel, options.include, options.exclude)
+    if reason:
+        return reason
     if options.kind == "docs" and not might_be_docs(rel):
         return "not-docs"
     return None
@@ -271,6 +271,23 @@ def flatten_repo(
         )
 
 
+def _titled_by_page(sliced: Sliced, page: Page) -> Sliced:
+    """A page's first slice is named by the page: when it opens at the page's H1 (and took the
+    name of a heading below, as a heading-only section merged into the next does), it is
+    titled and anchored by the H1 instead."""
+    if not sliced.slices:
+        return sliced
+    first = sliced.slices[0]
+    opening = first.content.split("\n", 1)[0]
+    if first.title == page.title or not opening.startswith("# "):
+        return sliced
+    if inline_text(opening[2:]) != page.title:
+        return sliced
+    anchor = dict(page.heading_ids).get(first.start_line - 1)
+    retitled = replace(first, title=page.title, section=(page.title,), anchor=anchor)
+    return replace(sliced, slices=[retitled, *sliced.slices[1:]])
+
+
 def flatten_url(
     url: str,
     options: FlattenOptions | None = None,
@@ -284,13 +301,16 @@ def flatten_url(
     sections with the page's own heading ids as anchors.
     """
     # Imported here: the crawler brings httpx and selectolax, which only --url needs.
-    from crawl.crawler import CrawlError, CrawlReport, crawl
+    from crawl.crawler import CrawlError, CrawlOptions, CrawlReport, crawl
 
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
     started = time.perf_counter()
     crawl_report = CrawlReport()
     report.source, report.listing, report.kind = url, "crawl", "html"
+    # --include/--exclude filter the crawl's URL paths, before anything is fetched.
+    crawl_options = replace(crawl_options or CrawlOptions(), include=options.include,
+                            exclude=options.exclude)  # fmt: skip
     try:
         pages = crawl(url, crawl_options, crawl_report)
     finally:
@@ -308,7 +328,8 @@ def flatten_url(
         report.files_done += 1
         report.bytes_read += len(page.markdown.encode("utf-8"))
         redacted = redact(page.markdown, options.redaction)
-        sliced = slice_text("markdown", redacted.text, page.url, SliceOptions(options.max_chars))
+        slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids)
+        sliced = _titled_by_page(slice_text("markdown", redacted.text, page.url, slicing), page)
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))
             continue

@@ -130,6 +130,13 @@ class RunReport:
                    if self.crawl["truncated"] else "")
             )  # fmt: skip
             lines.extend(f"crawl: {n['note']} ({n['url']})" for n in self.crawl.get("notes", []))
+            if self.crawl.get("scopeHint"):
+                refused = self.crawl["skippedByReason"].get("scope", 0)
+                lines.append(
+                    f"crawl: the scope {self.crawl['scope']} refused {refused:,} pages of this "
+                    f"site; --scope {self.crawl['scopeHint']} would admit "
+                    f"{self.crawl['scopeHintAdmits']:,} of them"
+                )
         if self.redactions:
             lines.append(f"secrets redacted: {counts(self.redactions)}")
         if self.placeholders:

@@ -51,6 +51,9 @@ class SliceOptions:
     # Markup and text: characters. Code: non-whitespace characters (as cAST counts them).
     max_chars: int = DEFAULT_MAX_CHARS
     lang: str | None = None  # the language of a code file (our extension map's names)
+    # Heading ids the text itself does not carry: (0-based line, id) pairs. A crawled page's
+    # markdown reads as the page reads; its headings' real ids come from the HTML this way.
+    heading_ids: tuple[tuple[int, str], ...] = ()
 
 
 Slicer = Callable[[str, str, SliceOptions], Sliced]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
@@ -310,6 +310,11 @@ def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
     matter = front_matter(lines)
     body_start = matter.end if matter else 0
     blocks = scan_blocks(lines, body_start)
+    if options.heading_ids:
+        ids = dict(options.heading_ids)
+        blocks.headings[:] = [
+            replace(h, anchor=ids[h.line]) if h.line in ids else h for h in blocks.headings
+        ]
 
     doc_title = (matter.title if matter else None) or _title_from_body(lines, body_start, blocks)
 

@@ -23,6 +23,23 @@ def test_urls_are_normalised_and_scope_matches_whole_segments():
     assert not scope.admits("http://h/docs-old/x") and not scope.admits("https://h/docs/x")
 
 
+def test_the_title_is_the_h1_else_the_title_less_the_site_name_else_og_title_never_a_url():
+    def title(head: str, body: str, url: str = "http://h/docs/a-page.html") -> str:
+        return extract(f"<html><head>{head}</head><body>{body}</body></html>", url).title
+
+    docusaurus = "<article><header><h1>Intro</h1></header><p>x</p></article>"
+    assert title("<title>Intro | Pebble</title>", docusaurus) == "Intro"
+    assert title("<title>Install - tinyfit 1.2.0</title>", "<p>x</p>") == "Install"
+    assert title("<title>API reference — tinyfit</title>", "<p>x</p>") == "API reference"
+    site_name = "<meta property='og:site_name' content='Pebble'>"
+    assert title(f"<title>Pebble</title>{site_name}", "<p>x</p>") == "Pebble"
+    assert title("<meta property='og:title' content='From OG'>", "<p>x</p>") == "From OG"
+    assert title("", "<p>x</p>") == "a page"
+    assert title(
+        "<title>x</title>", "<main><h1>The <code>run</code> <em>command</em></h1></main>"
+    ) == ("The run command")
+
+
 def test_extraction_keeps_structure_and_drops_chrome():
     html = page("T", """
         <h2 id="install">Install <a class="headerlink" href="#install">¶</a></h2>
@@ -36,8 +53,14 @@ pip list</code></pre></div>
         <pre class="prism-code"><code><span class="token-line">line one</span><span
             class="token-line">line two</span></code></pre>
         <p>a<br>b</p>""")  # fmt: skip
-    markdown = extract(html.decode(), "http://h/docs/").markdown
-    assert "## Install {#install}" in markdown and "¶" not in markdown
+    extracted = extract(html.decode(), "http://h/docs/")
+    markdown = extracted.markdown
+    assert "## Install\n" in markdown and "{#" not in markdown and "¶" not in markdown
+    lines = markdown.split("\n")
+    assert [(lines[n], i) for n, i in extracted.heading_ids] == [
+        ("# T", "top"),
+        ("## Install", "install"),
+    ]
     assert "Run `pip` **now**." in markdown
     assert "```bash\npip install x\npip list\n```" in markdown
     assert "- one\n- two\n  - nested" in markdown
@@ -61,12 +84,16 @@ def test_a_real_mkdocs_material_site(httpx_site):
     assert len(pages) >= 20 and not report.truncated
     quickstart = pages[httpx_site + "/quickstart/"]
     assert quickstart.title.startswith("QuickStart")
-    assert "## Passing Parameters in URLs {#passing-parameters-in-urls}" in quickstart.markdown
+    assert "\n## Passing Parameters in URLs\n" in quickstart.markdown
+    lines = quickstart.markdown.split("\n")
+    assert ("## Passing Parameters in URLs", "passing-parameters-in-urls") in {
+        (lines[n], i) for n, i in quickstart.heading_ids
+    }
     assert "```\n>>> import httpx\n```" in quickstart.markdown
     for chrome in ("Table of contents", "Made with", "Initializing search"):
         assert all(chrome not in p.markdown for p in pages.values()), chrome
-    # The sitemap and canonical links point at the production domain: reported, never fetched.
-    assert report.skipped_by_reason["scope"] > 0
+    # The sitemap names the production domain: reported once, never fetched.
+    assert report.skipped_by_reason["other-host"] == 1
 
 
 def test_records_from_a_site_carry_the_page_url_and_its_heading_ids(httpx_site):
@@ -108,7 +135,7 @@ def test_a_hostile_site_ends_bounded_reported_and_with_the_rest_intact(hostile):
     assert reasons["/docs/manual.pdf"] == "type" and reasons["/docs/logo.png"] == "type"
     assert reasons["/docs/data"] == "type"  # by Content-Type, before the body is read
     assert reasons["/docs-old/page"] == "scope" and reasons["/docs/missing"] == "http-404"
-    assert reasons["https://other.invalid/page"] == "scope"  # from the sitemap
+    assert reasons["/sitemap.xml"] == "other-host"  # it names https://other.invalid/page
     assert pages["/docs/busy"].markdown.strip().endswith("served after Retry-After")
     assert asked.count("/docs/busy") == 2
     # The infinite calendar stops at the depth bound, and says so.
@@ -177,4 +204,6 @@ def test_ingest_a_site_then_search_it(hostile, tmp_path):
     assert json.loads(result.stdout)["added"] >= 5
     found = run_cli("search", "usage", "--store", store, "--json")
     top = json.loads(found.stdout)[0]
-    assert top["source"] == hostile + "/docs/a" and top["anchor"] == "usage"
+    # The page's H1 opens the slice (its own section has no text): named and anchored by it.
+    assert top["source"] == hostile + "/docs/a"
+    assert (top["title"], top["anchor"]) == ("Page A", "top")

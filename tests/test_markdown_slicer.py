@@ -212,3 +212,11 @@ def test_top_level_headings_agree_with_a_commonmark_parser(text):
     tokens = MarkdownIt("commonmark").parse(text)
     theirs = [t.map[0] for t in tokens if t.type == "heading_open" and t.level == 0]
     assert ours == theirs
+
+
+def test_heading_ids_given_beside_the_text_become_anchors_and_stay_out_of_content():
+    text = "# Debugging\nintro\n## Printing the configuration\nrun it\n## Other\nx\n"
+    options = SliceOptions(heading_ids=((0, "top"), (2, "printing-the-configuration")))
+    slices = slice_markdown(text, "page", options).slices
+    assert [s.anchor for s in slices] == ["top", "printing-the-configuration", "other"]
+    assert all("{#" not in s.content for s in slices)

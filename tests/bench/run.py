@@ -188,13 +188,25 @@ def print_table(columns: list[tuple[str, int]], rows: list[tuple[object, ...]]) 
         print(line(row))
 
 
+def print_crawl(crawled: crawl_bench.CrawlMeasurement) -> None:
+    print(
+        f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
+        f"(concurrency 4, loopback), extraction {crawled.extract_mb_per_s} MB/s, "
+        f"peak RSS {crawled.peak_rss_mb} MB"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
+    parser.add_argument("--only", choices=["crawl"], help="run one part alone (and write no JSON)")
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
+    if args.only == "crawl":
+        print_crawl(crawl_bench.measure_crawl(work, timed))
+        return
     runs = [
         ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),
         ("docs+py 5k/66MB", generate_tree(work / "docs-5k", 5000, 66), "docs"),
@@ -246,11 +258,7 @@ def main() -> None:
         f"p50 {served.p50_ms} ms, p95 {served.p95_ms} ms ({served.queries} calls)"
     )
     crawled = crawl_bench.measure_crawl(work, timed)
-    print(
-        f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
-        f"(concurrency 4, loopback), extraction {crawled.extract_mb_per_s} MB/s, "
-        f"peak RSS {crawled.peak_rss_mb} MB"
-    )
+    print_crawl(crawled)
     quality = index_bench.scifact(work, PROJECT.parent / "shared")
     if quality:
         shown = {k: v for k, v in quality.items() if k.startswith(("ndcg", "recall", "mrr"))}

@@ -1,0 +1,101 @@
+"""What documentation generators put around the text: where it lives, which parts are chrome,
+and which pages are generated indexes rather than documentation.
+
+Each selector names the generator it is for, so a new generator is a few lines here and no
+change to the extraction walk (crawl/extract.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAIN_CONTAINERS = (
+    "article.md-content__inner",  # MkDocs Material (never its <main>: it holds both sidebars)
+    ".theme-doc-markdown",  # Docusaurus
+    "div[itemprop=articleBody]",  # Sphinx, Read the Docs
+    "#furo-main-content",  # Furo
+    "article.bd-article",  # pydata-sphinx-theme, Jupyter Book
+    ".td-content",  # Docsy
+    "div.body[role=main]",
+    "div.body",  # Sphinx basic
+    "article",
+    "[role=main]",
+    "main",
+)
+
+CHROME = ", ".join((
+    # Any site: page furniture, never documentation.
+    "nav, header, footer, aside, script, style, noscript, template, form, button, iframe, svg",
+    "[hidden], [aria-hidden=true], .cookie-banner, #cookie-banner, .cookie-consent, .toc",
+    ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
+    # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
+    ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox",
+    ".wy-breadcrumbs, .rst-footer-buttons, .rst-versions",
+    ".related-pages, .bottom-of-page, .back-to-top, .content-icon-container, .toc-drawer",
+    ".prev-next-area, .prev-next-footer, .bd-header-article, .header-article, #pst-back-to-top",
+    ".bd-footer-article, .bd-toc, .theme-switch-button",
+    # Sphinx-Gallery
+    ".sphx-glr-download-link-note, .sphx-glr-timing, .sphx-glr-footer, .sphx-glr-signature",
+    ".sphx-glr-thumbnail-title, .sphx-glr-script-out > p:first-child",
+    # Jupyter Book / MyST-NB
+    ".article-header-buttons, .dropdown-download-buttons, .dropdown-launch-buttons",
+    ".header-article-items, .footer-article-items",
+    # Docusaurus
+    ".theme-edit-this-page, .theme-doc-toc-mobile, .pagination-nav, .theme-doc-breadcrumbs",
+    ".theme-doc-version-badge, .theme-doc-version-banner, .theme-doc-footer",
+    ".theme-last-updated",
+    # MkDocs and Material
+    ".md-sidebar, .md-footer, .md-source-file, .md-content__button, .md-feedback, .md-top",
+    ".md-clipboard",
+))  # fmt: skip
+
+# Code block languages that say "no language" (Sphinx's `highlight-none`, Sphinx-Gallery's output).
+NO_LANGUAGE = frozenset({"none", "text", "default", "plaintext", "plain", "nohighlight"})
+
+# Sphinx's generated indexes: every entry of the site again, as links. Not documentation.
+_GENERATED_INDEX = (
+    ("table.indextable", "the general index"),
+    ("table.domainindex-table, table.modindextable", "the module index"),
+    ("#search-results", "the search page"),
+    ("#fallback.admonition", "the search page"),
+)
+_INDEX_FILE = re.compile(r"/(?:genindex|search|[\w-]*modindex)(?:\.html?|/)?$")
+
+
+def generated_index(tree: Any, path: str) -> str | None:
+    """What generated index `tree` is (Sphinx's genindex, py-modindex or search), else None."""
+    if not _INDEX_FILE.search(path):
+        return None  # only where Sphinx puts them: a page that merely has a table is content
+    for selector, what in _GENERATED_INDEX:
+        if tree.css_first(selector) is not None:
+            return what
+    return None
+
+
+def prepare(main: Any) -> None:
+    """Reshape generator markup in place so the walk reads it as the page reads."""
+    for header in main.css("header"):
+        if header.css_first("h1") is not None:  # Docusaurus: the page's H1 sits in a <header>
+            header.unwrap()
+    for panel in main.css("[role=tabpanel][hidden]"):  # Docusaurus: hidden tabs are content
+        del panel.attrs["hidden"]
+    for tabs in main.css("[role=tablist]"):  # a label before each panel; the bar goes
+        labels = [" ".join(t.text(deep=True).split()) for t in tabs.css("[role=tab]")]
+        panels = tabs.parent.css("[role=tabpanel]") if tabs.parent is not None else []
+        if len(labels) == len(panels):
+            for label, panel in zip(labels, panels, strict=True):
+                panel.insert_before(label)
+            tabs.decompose()
+    for tabbed in main.css(".tabbed-set"):  # MkDocs Material (pymdownx.tabbed)
+        labels = [" ".join(t.text(deep=True).split()) for t in tabbed.css(".tabbed-labels label")]
+        blocks = tabbed.css(".tabbed-block")
+        if len(labels) == len(blocks):
+            for label, block in zip(labels, blocks, strict=True):
+                block.insert_before(label)
+            for bar in tabbed.css(".tabbed-labels"):
+                bar.decompose()
+    # Sphinx field lists and signatures: types are runs of <em> ("list", " of ", "float") that
+    # read as plain text; markdown emphasis would make `(*list**of**float*)` of them.
+    for node in main.css("dl.field-list em, dl.field-list strong, dt.sig em, dt.sig strong"):
+        node.unwrap()
