@@ -18,6 +18,7 @@ from flatten.classify import (
     KINDS,
     NEVER_MINIFIED,
     classify_text,
+    is_boilerplate,
     matches_any,
     might_be_docs,
     path_skip_reason,
@@ -205,6 +206,8 @@ def _path_rule(rel: str, options: FlattenOptions) -> str | None:
         return "not-included"
     if options.exclude and matches_any(rel, options.exclude):
         return "excluded"
+    if is_boilerplate(rel) and not options.include:  # a matching --include asked for it
+        return "boilerplate"
     if options.kind == "docs" and not might_be_docs(rel):
         return "not-docs"
     return None
