@@ -31,6 +31,7 @@ from flatten.record import Provenance, Record
 from flatten.report import RunReport
 from flatten.secrets import redact
 from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
+from flatten.sources.shorthand import expand_repo
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions
@@ -257,9 +258,16 @@ def flatten_repo(
     token_env: str | None = None,
     on_progress: ProgressHook | None = None,
 ) -> Iterator[Record]:
-    """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it."""
+    """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it.
+
+    `url` may be a shorthand (`owner/repo`, `gitlab:group/repo`) that is not a local path: it is
+    expanded to its https URL, and the report says so."""
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
+    expanded = expand_repo(url)
+    if expanded is not None:
+        report.expanded = (url, expanded)
+        url = expanded
     with clone(url, ref, subdir=subdir, token_env=token_env) as checkout:
         report.source = checkout.provenance.repo_url or url
         yield from flatten_tree(

@@ -30,6 +30,7 @@ class RunReport:
     seconds: float = 0.0
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
+    expanded: tuple[str, str] | None = None  # (shorthand, URL): `--repo owner/repo` expanded
 
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
@@ -73,6 +74,9 @@ class RunReport:
             "ok": self.error is None,
             "error": self.error,
             "source": self.source,
+            "sourceExpanded": (
+                {"from": self.expanded[0], "to": self.expanded[1]} if self.expanded else None
+            ),
             "kind": self.kind,
             "listing": self.listing,
             "repoUrl": self.provenance.repo_url,
@@ -101,7 +105,10 @@ class RunReport:
         def counts(counter: Counter[str]) -> str:
             return ", ".join(f"{k} {v:,}" for k, v in counter.most_common())
 
-        lines = [
+        lines = []
+        if self.expanded:
+            lines.append(f"source expanded: {self.expanded[0]} -> {self.expanded[1]}")
+        lines += [
             f"files: {self.files_seen:,} seen, {self.files_kept:,} kept, "
             f"{self.files_skipped:,} skipped"
             + (f" ({counts(self.skipped_by_reason)})" if self.skipped else ""),

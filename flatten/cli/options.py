@@ -71,7 +71,8 @@ Repo = Annotated[
     typer.Option(
         "--repo",
         show_default=False,
-        help="A git URL or path to clone (shallow, into a temporary directory).",
+        help="A git URL, a path, or owner/repo (GitHub), gitlab:group/repo to clone "
+        "(shallow, into a temporary directory).",
     ),
 ]
 Ref = Annotated[
