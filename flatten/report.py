@@ -31,6 +31,7 @@ class RunReport:
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
     expanded: tuple[str, str] | None = None  # (shorthand, URL): `--repo owner/repo` expanded
+    pack: dict[str, Any] | None = None  # for `pack`: style, tokens, tokenizer, tokens per file
 
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
@@ -97,6 +98,7 @@ class RunReport:
             ],
             "notes": [{"path": p, "note": n} for p, n in self.notes],
             "crawl": self.crawl,
+            "pack": self.pack,
         }
 
     def summary(self) -> str:
@@ -105,7 +107,7 @@ class RunReport:
         def counts(counter: Counter[str]) -> str:
             return ", ".join(f"{k} {v:,}" for k, v in counter.most_common())
 
-        lines = []
+        lines: list[str] = []
         if self.expanded:
             lines.append(f"source expanded: {self.expanded[0]} -> {self.expanded[1]}")
         lines += [

@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from flatten._version import __version__
-from flatten.cli import flatten, load, mcp, query
+from flatten.cli import flatten, load, mcp, pack, query
 from flatten.errors import FlattenError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,6 +63,7 @@ def _root(
 # In the order `--help` lists them.
 COMMANDS: list[tuple[str, Callable[..., None], dict[str, Any]]] = [
     ("flatten", flatten.flatten_command, {}),
+    ("pack", pack.pack_command, {}),
     ("index", load.index_command, {}),
     ("ingest", load.ingest_command, {}),
     ("search", query.search_command, {}),

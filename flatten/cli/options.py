@@ -3,11 +3,12 @@ and the flags turned into those dataclasses (sizes parsed, exactly one source ch
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -321,3 +322,26 @@ def close(records: Iterator[Record]) -> None:
 
 FLATTEN = FlattenOptions()  # the library's defaults, shown by --help
 DEFAULTS = {"max_file_size": size_text(FLATTEN.max_file_size), "max_chars": FLATTEN.max_chars}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_options_of(base: Callable[..., Any], *, drop: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Give a command every option of `base` that it does not declare itself (nor `drop`s), so a
+    command that runs the same pipeline (`pack` beside `flatten`) repeats none of the
+    declarations. Typer reads the combined signature; the inherited values arrive in `**kwargs`.
+    """
+
+    def decorate(command: F) -> F:
+        own = {name: p for name, p in inspect.signature(command, eval_str=True).parameters.items()
+               if p.kind is not inspect.Parameter.VAR_KEYWORD}  # fmt: skip
+        inherited = [own.pop(name, p) for name, p in
+                     inspect.signature(base, eval_str=True).parameters.items()
+                     if name not in drop]  # fmt: skip
+        params = [*own.values(), *inherited]  # its own new options first, then base's order
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+        command.__signature__ = inspect.Signature(keyword)  # type: ignore[attr-defined]
+        return command
+
+    return decorate
