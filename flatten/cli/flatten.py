@@ -75,7 +75,7 @@ def flatten_command(
     header: Header = None,
     kind: KindOption = Kind.docs,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
-                      help="Write JSONL here (atomically) [default: stdout].")] = None,
+                      help="Write JSONL here (atomically) \\[default: stdout].")] = None,
     include: Include = None,
     exclude: Exclude = None,
     max_file_size: MaxFileSize = DEFAULTS["max_file_size"],

@@ -81,7 +81,7 @@ Ref = Annotated[
     typer.Option(
         "--ref",
         show_default=False,
-        help="Branch, tag or commit SHA [default: the remote's default branch].",
+        help="Branch, tag or commit SHA \\[default: the remote's default branch].",
     ),
 ]
 Subdir = Annotated[
@@ -133,7 +133,7 @@ Workers = Annotated[
     typer.Option(
         "--workers",
         show_default=False,
-        help="Worker processes [default: one per core on large trees].",
+        help="Worker processes \\[default: one per core on large trees].",
     ),
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")]
@@ -149,7 +149,7 @@ Scope = Annotated[
         "--scope",
         metavar="PREFIX",
         show_default=False,
-        help="Path prefix the crawl stays in [default: the URL's directory].",
+        help="Path prefix the crawl stays in \\[default: the URL's directory].",
     ),
 ]
 MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
@@ -188,7 +188,7 @@ StoreDir = Annotated[
         "--store",
         metavar="DIR",
         show_default=False,
-        help="The index directory [default: $DOCS_FLATTEN_STORE or .docs-flatten].",
+        help="The index directory \\[default: $DOCS_FLATTEN_STORE or .docs-flatten].",
     ),
 ]
 Corpus = Annotated[
@@ -200,7 +200,7 @@ Config = Annotated[
     typer.Option(
         "--config",
         show_default=False,
-        help="Config file [default: ./docs-flatten.yaml if present].",
+        help="Config file \\[default: ./docs-flatten.yaml if present].",
     ),
 ]
 

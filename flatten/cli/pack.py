@@ -50,7 +50,7 @@ def pack_command(
                         help="cl100k_base (tiktoken, bundled vocabulary), or estimate "
                         "(characters / 4).")] = Encoding.cl100k_base,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
-                      help="Write the pack here (atomically) [default: stdout].")] = None,
+                      help="Write the pack here (atomically) \\[default: stdout].")] = None,
     **options: Any,
 ) -> None:  # fmt: skip
     """Pack a folder, a git repository or a docs site into ONE markdown or XML file for a
