@@ -155,6 +155,34 @@ def path_skip_reason(rel_path: str) -> str | None:
     return None
 
 
+# Files a reader of the docs never wants as an answer: legal text, ownership maps, forms to fill
+# in, templates. Skipped as `boilerplate` under every --kind; a matching --include brings one back.
+# SECURITY.md and CONTRIBUTING.md stay: they are the project's own instructions.
+_BOILERPLATE_STEMS = frozenset({
+    "license", "licence", "licenses", "licences", "unlicense", "copying", "copyright", "notice",
+    "codeowners", "code_of_conduct", "code-of-conduct", "issue_template", "pull_request_template",
+})  # fmt: skip
+_BOILERPLATE_DIRS = frozenset({
+    "issue_template", "pull_request_template", "discussion_template", "issue_templates",
+    "merge_request_templates",
+})  # fmt: skip
+_TEMPLATE_INFIX = re.compile(r"\.(?:tpl|tmpl|template)\.(?:md|markdown|rst|txt|adoc)$", re.I)
+
+
+def is_boilerplate(rel_path: str) -> bool:
+    """LICENSE/COPYING/NOTICE (any extension, `LICENSE-MIT` too), CODEOWNERS, the code of conduct,
+    issue, pull/merge request and discussion templates, and `*.tpl.md`-style templates."""
+    path = PurePosixPath(rel_path)
+    lower = path.name.lower()
+    stem = lower.split(".", 1)[0]
+    named = stem in _BOILERPLATE_STEMS or stem.startswith(("license-", "licence-", "copying-"))
+    if named and path.suffix.lower() not in CODE_LANGS:  # license.go is code, not a licence
+        return True
+    if any(part.lower() in _BOILERPLATE_DIRS for part in path.parts[:-1]):
+        return True
+    return bool(_TEMPLATE_INFIX.search(lower))
+
+
 def _is_secret_file(path: PurePosixPath, lower: str) -> bool:
     if lower.startswith(".env") and not lower.endswith(_ENV_TEMPLATES):
         return lower == ".env" or lower.startswith(".env.")

@@ -19,6 +19,7 @@ from flatten.classify import (
     NEVER_MINIFIED,
     classify_text,
     include_exclude_reason,
+    is_boilerplate,
     might_be_docs,
     path_skip_reason,
 )
@@ -30,6 +31,7 @@ from flatten.record import Provenance, Record
 from flatten.report import RunReport
 from flatten.secrets import DEFAULT_RULES, REDACTION_MARK, RedactionRules, redact
 from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
+from flatten.sources.shorthand import expand_repo
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
@@ -207,6 +209,8 @@ def _path_rule(rel: str, options: FlattenOptions) -> str | None:
     reason = include_exclude_reason(rel, options.include, options.exclude)
     if reason:
         return reason
+    if is_boilerplate(rel) and not options.include:  # a matching --include asked for it
+        return "boilerplate"
     if options.kind == "docs" and not might_be_docs(rel):
         return "not-docs"
     return None
@@ -256,9 +260,16 @@ def flatten_repo(
     token_env: str | None = None,
     on_progress: ProgressHook | None = None,
 ) -> Iterator[Record]:
-    """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it."""
+    """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it.
+
+    `url` may be a shorthand (`owner/repo`, `gitlab:group/repo`) that is not a local path: it is
+    expanded to its https URL, and the report says so."""
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
+    expanded = expand_repo(url)
+    if expanded is not None:
+        report.expanded = (url, expanded)
+        url = expanded
     with clone(url, ref, subdir=subdir, token_env=token_env) as checkout:
         report.source = checkout.provenance.repo_url or url
         yield from flatten_tree(

@@ -31,6 +31,8 @@ class RunReport:
     seconds: float = 0.0
     error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
+    expanded: tuple[str, str] | None = None  # (shorthand, URL): `--repo owner/repo` expanded
+    pack: dict[str, Any] | None = None  # for `pack`: style, tokens, tokenizer, tokens per file
 
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
@@ -80,6 +82,9 @@ class RunReport:
             "ok": self.error is None,
             "error": self.error,
             "source": self.source,
+            "sourceExpanded": (
+                {"from": self.expanded[0], "to": self.expanded[1]} if self.expanded else None
+            ),
             "kind": self.kind,
             "listing": self.listing,
             "repoUrl": self.provenance.repo_url,
@@ -101,6 +106,7 @@ class RunReport:
             ],
             "notes": [{"path": p, "note": n} for p, n in self.notes],
             "crawl": self.crawl,
+            "pack": self.pack,
         }
 
     def summary(self) -> str:
@@ -109,7 +115,10 @@ class RunReport:
         def counts(counter: Counter[str]) -> str:
             return ", ".join(f"{k} {v:,}" for k, v in counter.most_common())
 
-        lines = [
+        lines: list[str] = []
+        if self.expanded:
+            lines.append(f"source expanded: {self.expanded[0]} -> {self.expanded[1]}")
+        lines += [
             f"files: {self.files_seen:,} seen, {self.files_kept:,} kept, "
             f"{self.files_skipped:,} skipped"
             + (f" ({counts(self.skipped_by_reason)})" if self.skipped else ""),

@@ -239,3 +239,15 @@ def write_json(data: Any, path: str | os.PathLike[str]) -> None:
     """A JSON document (a report, say), written as `OutputFile` says."""
     with OutputFile(path) as sink:
         sink.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+
+
+def write_text(text: str, output: str | os.PathLike[str] | None) -> None:
+    """UTF-8 text to `output` (as `OutputFile` says) or stdout (None)."""
+    data = text.encode("utf-8")
+    if output is None:
+        sink = Sink(sys.stdout.buffer, "stdout")
+        sink.write(data)
+        sink.flush()
+        return
+    with OutputFile(output) as sink:
+        sink.write(data)

@@ -322,8 +322,10 @@ def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[To
     return list(entries.values())
 
 
-def stats(store: Store) -> dict[str, Any]:
+def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
+    """Corpora, documents, chunks and kinds (of one corpus, if named); the store's vectors."""
     db = store.db
+    where, params = ("WHERE k.name = ?", [corpus]) if corpus else ("", [])
     corpora = [
         {
             "name": r[0],
@@ -339,7 +341,8 @@ def stats(store: Store) -> dict[str, Any]:
         for r in db.execute(
             "SELECT k.name, count(d.id), coalesce(sum(d.chunks), 0), coalesce(sum(d.chars), 0), "
             "k.repo_url, k.commit_sha, k.ref, k.indexed_at, k.weight FROM corpora k "
-            "LEFT JOIN documents d ON d.corpus_id = k.id GROUP BY k.id ORDER BY k.name"
+            f"LEFT JOIN documents d ON d.corpus_id = k.id {where} GROUP BY k.id ORDER BY k.name",
+            params,
         )
     ]
     return {
@@ -350,7 +353,10 @@ def stats(store: Store) -> dict[str, Any]:
         "chunks": sum(c["chunks"] for c in corpora),
         "kinds": dict(
             db.execute(
-                "SELECT coalesce(kind, '?'), count(*) FROM chunks GROUP BY 1 ORDER BY 2 DESC"
+                "SELECT coalesce(c.kind, '?'), count(*) FROM chunks c "
+                "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
+                f"{where} GROUP BY 1 ORDER BY 2 DESC",
+                params,
             ).fetchall()
         ),
         "vectors": _vector_stats(db),
@@ -378,13 +384,13 @@ def _vector_stats(db: Any) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def card(store: Store, *, budget: int = 800) -> str:
+def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:
     """A deterministic index card for an agent's prompt, within `budget` tokens (~4 chars each).
 
     Corpora with origin and scale first, then the table of contents, cut to fit.
     """
     limit = max(200, budget * 4)
-    info = stats(store)
+    info = stats(store, corpus=corpus)
     lines = ["# Index card", ""]
     for c in info["corpora"]:
         origin = f"{c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else "local files"
@@ -395,7 +401,7 @@ def card(store: Store, *, budget: int = 800) -> str:
     lines += ["", "## Contents"]
     used = sum(len(line) + 1 for line in lines)
     omitted = 0
-    for entry in toc(store):
+    for entry in toc(store, corpus=corpus):
         sections = ", ".join(entry.sections[:6]) + (" ..." if len(entry.sections) > 6 else "")
         line = f"- {entry.source}: {sections}"
         if used + len(line) + 1 > limit:

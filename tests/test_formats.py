@@ -319,11 +319,11 @@ def test_kind_docs_takes_notebooks_and_specs_and_nothing_else(tree):
     assert {r["source"] for r in records} == {
         "notebooks/moves.ipynb", "notebooks/quickstart.ipynb", "openapi/petstore-v3.0.yaml",
         "openapi/petstore-v2.0.json", "jsonschema/swagger-2.0-schema.json",
-        "README.md", "LICENSES.txt",
+        "README.md",
     }  # fmt: skip
     notebooks = [r for r in records if r["kind"] == "notebook"]
     assert notebooks and all(r["lineUnit"] == "cell" for r in notebooks)
-    assert {r["kind"] for r in records} == {"notebook", "openapi", "jsonschema", "markdown", "text"}
+    assert {r["kind"] for r in records} == {"notebook", "openapi", "jsonschema", "markdown"}
 
 
 def test_kind_auto_takes_the_named_block_formats_too(tree):

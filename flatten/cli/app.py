@@ -15,7 +15,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from flatten._version import __version__
-from flatten.cli import flatten, load, mcp, query
+from flatten.cli import flatten, load, mcp, pack, query
+from flatten.cli.help import Command, command_class
 from flatten.errors import FlattenError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,10 +64,11 @@ def _root(
 # In the order `--help` lists them.
 COMMANDS: list[tuple[str, Callable[..., None], dict[str, Any]]] = [
     ("flatten", flatten.flatten_command, {}),
+    ("pack", pack.pack_command, {}),
     ("index", load.index_command, {}),
     ("ingest", load.ingest_command, {}),
     ("search", query.search_command, {}),
-    ("eval", query.eval_command, {}),
+    ("eval", query.eval_command, {"cls": command_class({"--k": "--top-k"})}),  # --k: its old name
     ("match", query.match_command, {"context_settings": {"ignore_unknown_options": True}}),
     ("words", query.words_command, {}),
     ("sources", query.sources_command, {}),
@@ -79,7 +81,7 @@ COMMANDS: list[tuple[str, Callable[..., None], dict[str, Any]]] = [
     ("mcp", mcp.mcp_command, {}),
 ]
 for _name, _command, _settings in COMMANDS:
-    app.command(_name, **_settings)(reports_errors(_command))
+    app.command(_name, **{"cls": Command, **_settings})(reports_errors(_command))
 
 
 def _terminate(signum: int, frame: object) -> None:

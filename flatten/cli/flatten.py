@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -45,6 +46,7 @@ from flatten.cli.options import (
 from flatten.config import load_config
 from flatten.profiles import PROFILES
 from flatten.progress import Progress
+from flatten.record import Record
 from flatten.report import RunReport
 from flatten.writer import write_json, write_jsonl
 
@@ -75,7 +77,7 @@ def flatten_command(
     header: Header = None,
     kind: KindOption = Kind.docs,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
-                      help="Write JSONL here (atomically) [default: stdout].")] = None,
+                      help="Write JSONL here (atomically) \\[default: stdout].")] = None,
     include: Include = None,
     exclude: Exclude = None,
     max_file_size: MaxFileSize = DEFAULTS["max_file_size"],
@@ -89,6 +91,32 @@ def flatten_command(
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
+    run_flatten(
+        lambda records, report: write_jsonl(records, output, PROFILES[fmt.value]),
+        root=root, repo=repo, ref=ref, subdir=subdir, token_env=token_env, url=url, scope=scope,
+        max_pages=max_pages, max_depth=max_depth, concurrency=concurrency, delay=delay,
+        timeout=timeout, max_page_size=max_page_size, ignore_robots=ignore_robots,
+        no_sitemap=no_sitemap, header=header, kind=kind, output=output, include=include,
+        exclude=exclude, max_file_size=max_file_size, max_chars=max_chars,
+        report_path=report_path, workers=workers, config=config, quiet=quiet,
+    )  # fmt: skip
+
+
+Consumer = Callable[[Iterator[Record], RunReport], object]
+
+
+def run_flatten(
+    consume: Consumer, *, root: Path | None, repo: str | None, ref: str | None,
+    subdir: str | None, token_env: str | None, url: str | None, scope: str | None,
+    max_pages: int, max_depth: int, concurrency: int, delay: float, timeout: float,
+    max_page_size: str, ignore_robots: bool, no_sitemap: bool, header: list[str] | None,
+    kind: Kind, output: Path | None, include: list[str] | None, exclude: list[str] | None,
+    max_file_size: str, max_chars: int, report_path: Path | None, workers: int,
+    config: Path | None, quiet: bool,
+) -> RunReport:  # fmt: skip
+    """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
+    writes them); the report is filled, written (--report) and summed up whatever happens.
+    `flatten` and `pack` differ only in their consumer."""
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers,
                               load_config(config))  # fmt: skip
     # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
@@ -102,7 +130,7 @@ def flatten_command(
             records = source_records(root, repo, ref, subdir, token_env, options, report,
                                      progress, url=url, crawling=crawling)  # fmt: skip
             try:
-                write_jsonl(records, output, PROFILES[fmt.value])
+                consume(records, report)
             finally:
                 close(records)
     except BaseException as exc:
@@ -113,3 +141,4 @@ def flatten_command(
             write_json(report.to_dict(), report_path)
     if not quiet:
         typer.echo(report.summary(), err=True)
+    return report

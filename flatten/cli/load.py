@@ -147,7 +147,7 @@ def index_command(
     paths: Annotated[
         list[str],
         typer.Argument(
-            metavar="PATH...",
+            metavar="PATH",
             show_default=False,
             help="JSONL files, - for stdin, or directories (flattened on the fly).",
         ),
@@ -155,7 +155,7 @@ def index_command(
     corpus: Annotated[
         str | None,
         typer.Option(
-            "--corpus", show_default=False, help="Corpus name [default: the first path's name]."
+            "--corpus", show_default=False, help="Corpus name \\[default: the first path's name]."
         ),
     ] = None,
     store_dir: StoreDir = None,

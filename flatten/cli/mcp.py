@@ -69,7 +69,7 @@ def mcp_command(
         str | None,
         typer.Option("--tools", metavar="NAME,...", show_default=False,
                      help="Tools to serve: knowledge_search, knowledge_enumerate, knowledge_get, "
-                     "knowledge_toc, or all [default: the two search tools]."),
+                     "knowledge_toc, or all \\[default: the two search tools]."),
     ] = None,
     http: Annotated[
         int | None,

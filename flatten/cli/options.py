@@ -3,11 +3,12 @@ and the flags turned into those dataclasses (sizes parsed, exactly one source ch
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -72,7 +73,8 @@ Repo = Annotated[
     typer.Option(
         "--repo",
         show_default=False,
-        help="A git URL or path to clone (shallow, into a temporary directory).",
+        help="A git URL, a path, or owner/repo (GitHub), gitlab:group/repo to clone "
+        "(shallow, into a temporary directory).",
     ),
 ]
 Ref = Annotated[
@@ -80,7 +82,7 @@ Ref = Annotated[
     typer.Option(
         "--ref",
         show_default=False,
-        help="Branch, tag or commit SHA [default: the remote's default branch].",
+        help="Branch, tag or commit SHA \\[default: the remote's default branch].",
     ),
 ]
 Subdir = Annotated[
@@ -132,7 +134,7 @@ Workers = Annotated[
     typer.Option(
         "--workers",
         show_default=False,
-        help="Worker processes [default: one per core on large trees].",
+        help="Worker processes \\[default: one per core on large trees].",
     ),
 ]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress or summary.")]
@@ -148,7 +150,7 @@ Scope = Annotated[
         "--scope",
         metavar="PREFIX",
         show_default=False,
-        help="Path prefix the crawl stays in [default: the URL's directory].",
+        help="Path prefix the crawl stays in \\[default: the URL's directory].",
     ),
 ]
 MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
@@ -187,7 +189,7 @@ StoreDir = Annotated[
         "--store",
         metavar="DIR",
         show_default=False,
-        help="The index directory [default: $DOCS_FLATTEN_STORE or .docs-flatten].",
+        help="The index directory \\[default: $DOCS_FLATTEN_STORE or .docs-flatten].",
     ),
 ]
 Corpus = Annotated[
@@ -199,7 +201,7 @@ Config = Annotated[
     typer.Option(
         "--config",
         show_default=False,
-        help="Config file [default: ./docs-flatten.yaml if present].",
+        help="Config file \\[default: ./docs-flatten.yaml if present].",
     ),
 ]
 
@@ -324,3 +326,26 @@ def close(records: Iterator[Record]) -> None:
 
 FLATTEN = FlattenOptions()  # the library's defaults, shown by --help
 DEFAULTS = {"max_file_size": size_text(FLATTEN.max_file_size), "max_chars": FLATTEN.max_chars}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_options_of(base: Callable[..., Any], *, drop: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Give a command every option of `base` that it does not declare itself (nor `drop`s), so a
+    command that runs the same pipeline (`pack` beside `flatten`) repeats none of the
+    declarations. Typer reads the combined signature; the inherited values arrive in `**kwargs`.
+    """
+
+    def decorate(command: F) -> F:
+        own = {name: p for name, p in inspect.signature(command, eval_str=True).parameters.items()
+               if p.kind is not inspect.Parameter.VAR_KEYWORD}  # fmt: skip
+        inherited = [own.pop(name, p) for name, p in
+                     inspect.signature(base, eval_str=True).parameters.items()
+                     if name not in drop]  # fmt: skip
+        params = [*own.values(), *inherited]  # its own new options first, then base's order
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+        command.__signature__ = inspect.Signature(keyword)  # type: ignore[attr-defined]
+        return command
+
+    return decorate

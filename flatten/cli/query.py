@@ -56,7 +56,7 @@ def _read(store_dir: str | None, query: Callable[[Store], T]) -> T:
 Tier = Annotated[
     str | None,
     typer.Option("--tier", show_default=False, metavar="|".join(TIERS),
-                 help="Force a tier [default: hybrid with embeddings configured, else lexical]."),
+                 help="Force a tier \\[default: hybrid with embeddings configured, else lexical]."),
 ]  # fmt: skip
 RrfK = Annotated[int, typer.Option("--rrf-k", min=1, help="Reciprocal rank fusion constant k.")]
 
@@ -154,7 +154,9 @@ def _search_many(
 def eval_command(
     queries_file: Annotated[Path, typer.Option("--queries", help="JSONL of {id, query}.")],
     qrels: Annotated[Path, typer.Option("--qrels", help="Relevance judgments (TREC/BEIR).")],
-    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for nDCG and recall.")] = 10,
+    k: Annotated[
+        int, typer.Option("-k", "--top-k", min=1, help="Cut-off for nDCG and recall.")
+    ] = 10,
     min_ndcg: Annotated[
         float | None,
         typer.Option(
@@ -211,7 +213,7 @@ def match_command(
     words: Annotated[
         list[str],
         typer.Argument(
-            metavar="WORDS...",
+            metavar="WORDS",
             show_default=False,
             help="Every document holding all of them; -word excludes.",
         ),
@@ -231,8 +233,15 @@ def match_command(
 
 
 def words_command(
-    pattern: Annotated[str | None, typer.Argument(metavar="[REGEX]", show_default=False)] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 100,
+    pattern: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="REGEX",
+            show_default=False,
+            help="Only words matching this (Python regex) \\[default: all].",
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Words to list at most.")] = 100,
     store_dir: StoreDir = None,
     as_json: Json = False,
 ) -> None:
@@ -309,20 +318,21 @@ def toc_command(
 
 def card_command(
     budget: Annotated[int, typer.Option("--budget", min=50, help="Token budget.")] = 800,
+    corpus: Corpus = None,
     store_dir: StoreDir = None,
     as_json: Json = False,
 ) -> None:
     """A deterministic, budget-bounded index card for an agent's prompt."""
-    text = _read(store_dir, lambda s: documents.card(s, budget=budget))
+    text = _read(store_dir, lambda s: documents.card(s, budget=budget, corpus=corpus))
     if as_json:
         echo_json({"card": text, "budget": budget})
     else:
         typer.echo(text, nl=False)
 
 
-def stats_command(store_dir: StoreDir = None, as_json: Json = False) -> None:
+def stats_command(corpus: Corpus = None, store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
-    info = _read(store_dir, documents.stats)
+    info = _read(store_dir, lambda s: documents.stats(s, corpus=corpus))
     if as_json:
         echo_json(info)
         return

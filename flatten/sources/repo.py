@@ -66,8 +66,8 @@ def _remote(url: str) -> str:
     raise UsageError(
         f"not a git URL or an existing path: {strip_credentials(url)!r}",
         reason="bad-url",
-        hint="use https://host/owner/repo(.git), ssh://..., git@host:owner/repo, file:///path "
-        "or a local path",
+        hint="use https://host/owner/repo(.git), ssh://..., git@host:owner/repo, file:///path, "
+        "a local path, or a shorthand: owner/repo (GitHub), github:owner/repo, gitlab:group/repo",
     )
 
 

@@ -1,0 +1,132 @@
+"""Every command's --help, rendered by the real CLI, reads well: no stray ` .` where a default was
+eaten as markup, no `<bool>` beside a flag, no `<list[...]>` types, no doubled brackets in the
+usage line, help on every option and argument, one name per concept, and the default store shown.
+
+`python -m tests.test_help` prints the artefacts found and their count (docs: notes/pack.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+import typer
+
+from flatten.cli.app import COMMANDS, app
+from tests.conftest import PROJECT
+
+_STRAY_DOT = re.compile(r"\S \.(?:\s|$)")
+_TYPE_ARTEFACTS = ("<bool>", "<list[")
+_USAGE_ARTEFACTS = re.compile(r"\[\[|\]\]|\.\.\.\}\.\.\.")
+# Commands that read an index: each takes --corpus, so one corpus can be asked about alone.
+_CORPUS_COMMANDS = ("search", "eval", "match", "sources", "show", "get", "toc", "card", "stats")
+
+
+def render_help(command: str) -> str:
+    """`docs-flatten COMMAND --help` as a user sees it, wide enough for one line per option."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", command, "--help"],
+        capture_output=True, text=True, timeout=120, cwd=PROJECT,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def text_artefacts(command: str, text: str) -> list[str]:
+    found = []
+    for line in text.splitlines():
+        cells = line.strip().strip("│").rstrip()
+        if _STRAY_DOT.search(cells):
+            found.append(f"{command}: stray ' .': {cells.strip()}")
+        found += [f"{command}: {t} type: {cells.strip()}" for t in _TYPE_ARTEFACTS if t in cells]
+        if line.lstrip().startswith("Usage:") and _USAGE_ARTEFACTS.search(line):
+            found.append(f"{command}: doubled brackets in usage: {line.strip()}")
+    if "--store" in text and ".docs-flatten" not in text:
+        found.append(f"{command}: the default store .docs-flatten is not shown")
+    return found
+
+
+def declaration_artefacts() -> list[str]:
+    """Missing help and names that differ for one concept, from the commands' declarations."""
+    group = typer.main.get_command(app)
+    found = []
+    longs_by_dest: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    long_by_short: dict[str, set[str]] = defaultdict(set)
+    for name, command in sorted(group.commands.items()):
+        ctx = command.make_context(name, [], resilient_parsing=True)
+        for param in command.get_params(ctx):
+            if getattr(param, "hidden", False):
+                continue
+            label = "/".join(param.opts)
+            if not (getattr(param, "help", None) or "").strip():
+                found.append(f"{name}: no help for {label}")
+            longs = tuple(sorted(o for o in param.opts if o.startswith("--")))
+            longs_by_dest[param.name or ""].add(longs)
+            shorts = [o for o in param.opts if re.fullmatch(r"-\w", o)]
+            for short in shorts:
+                long_by_short[short].update(longs)
+            found += [f"{name}: one-letter long option {o}" for o in longs if len(o) == 3]
+        if name in _CORPUS_COMMANDS and "corpus" not in {p.name for p in command.params}:
+            found.append(f"{name}: no --corpus")
+    for dest, spellings in sorted(longs_by_dest.items()):
+        if len(spellings) > 1:
+            found.append(f"{dest!r} is spelled {sorted(spellings)} in different commands")
+    for short, longs in sorted(long_by_short.items()):
+        if len(longs) > 1:
+            found.append(f"{short} stands for {sorted(longs)} in different commands")
+    return found
+
+
+def all_artefacts() -> list[str]:
+    found = declaration_artefacts()
+    for name, _command, _settings in COMMANDS:
+        found += text_artefacts(name, render_help(name))
+    return found
+
+
+def test_every_commands_help_reads_well():
+    assert all_artefacts() == []
+
+
+def test_the_default_store_is_shown():
+    assert ".docs-flatten" in render_help("search")
+
+
+def test_eval_takes_the_top_k_spelling_of_search_and_keeps_its_old_one(tmp_path):
+    from tests.conftest import run_cli
+
+    for spelling in ("-k", "--top-k", "--k"):
+        result = run_cli("eval", "--queries", tmp_path / "q", "--qrels", tmp_path / "r",
+                         spelling, "5", "--store", tmp_path / "nostore")  # fmt: skip
+        assert "No such option" not in result.stderr, result.stderr
+
+
+def test_card_and_stats_take_a_corpus(tmp_path):
+    from tests.conftest import FIXTURES, run_cli, write
+
+    store = tmp_path / "store"
+    write(tmp_path / "other", {"notes.md": "# Notes\n\nElsewhere.\n"})
+    for corpus, tree in (("docs", FIXTURES / "docs-tree"), ("other", tmp_path / "other")):
+        loaded = run_cli("ingest", "--root", tree, "--corpus", corpus, "--store", store, "-q")
+        assert loaded.code == 0, loaded.stderr
+    stats = run_cli("stats", "--corpus", "other", "--store", store, "--json")
+    assert stats.code == 0, stats.stderr
+    info = json.loads(stats.stdout)
+    assert [c["name"] for c in info["corpora"]] == ["other"]
+    assert (info["documents"], info["chunks"], info["kinds"]) == (1, 1, {"markdown": 1})
+    card = run_cli("card", "--corpus", "other", "--store", store)
+    assert card.code == 0, card.stderr
+    assert "corpus `other`" in card.stdout and "notes.md" in card.stdout
+    assert "corpus `docs`" not in card.stdout and "install.md" not in card.stdout
+    both = run_cli("card", "--store", store).stdout
+    assert "corpus `docs`" in both and "corpus `other`" in both
+
+
+if __name__ == "__main__":
+    artefacts = all_artefacts()
+    print("\n".join(artefacts))
+    print(f"{len(artefacts)} help artefacts")
