@@ -41,8 +41,8 @@ from flatten.cli.options import (
     flatten_options,
     source_records,
 )  # fmt: skip
-from flatten.profiles import PROFILES
 from flatten.progress import Progress
+from flatten.record import PROFILES
 from flatten.report import RunReport
 from flatten.writer import write_json, write_jsonl
 
@@ -98,7 +98,7 @@ def flatten_command(
             records = source_records(root, repo, ref, subdir, token_env, options, report,
                                      progress, url=url, crawling=crawling)  # fmt: skip
             try:
-                write_jsonl(records, output, PROFILES[fmt.value])
+                write_jsonl(records, output, PROFILES[fmt.value], marked=fmt is Format.native)
             finally:
                 close(records)
     except BaseException as exc:
