@@ -32,6 +32,7 @@ from typing import IO, Any
 from flatten.errors import FlattenError, UsageError, write_failed
 from flatten.record import (
     MARK_KEY,
+    MARK_PREFIX,
     SECTION_SEPARATOR,
     Malformed,
     Record,
@@ -191,7 +192,7 @@ def load_files(
                     continue
                 chunk: Record | None = None
                 try:
-                    mark = read_mark(line)
+                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
                     if mark is None:
                         place = native_head(line)
                         if place is None:
