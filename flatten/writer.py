@@ -219,7 +219,7 @@ def write_jsonl(
 def _write(
     records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]], marked: bool
 ) -> int:
-    marked = marked and is_stream(sink.handle.fileno())
+    marked = marked and _is_stream(sink.handle)
     count = 0
     try:
         for record in records:
@@ -238,6 +238,13 @@ def _write(
         sink.write(dumps(end_mark(count)).encode("utf-8") + b"\n")
     sink.flush()
     return count
+
+
+def _is_stream(handle: IO[bytes]) -> bool:
+    try:
+        return is_stream(handle.fileno())
+    except (OSError, ValueError, AttributeError):  # an in-memory stdout (a test runner's)
+        return False
 
 
 def write_json(data: Any, path: str | os.PathLike[str]) -> None:

@@ -9,8 +9,9 @@ parses nothing. Pass 2 parses and validates every line of the new and changed do
 documents. Malformed lines are counted with their line numbers and never stop the load. A load is a
 complete snapshot of its corpus unless `partial`: documents it does not mention are removed.
 
-Our own records load, and so do foreign ones: LangChain (`page_content` + `metadata`),
-LlamaIndex (`text` + `metadata`), Haystack (`content` + `meta`), and plain `{"text": ...}` lines.
+Lines are read through the record codec (`flatten.record`): our own records, the layouts it
+writes for LangChain, LlamaIndex and Haystack, BEIR's and plain `{"text": ...}` lines. The mark
+lines that frame a piped stream are not records: they decide whether the stream is loaded.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from flatten.record import (
     MARK_PREFIX,
     SECTION_SEPARATOR,
     Malformed,
+    Mark,
     Record,
     decode_line,
     encode_line,
@@ -122,7 +124,7 @@ class _Framing:
     error: str | None = None  # an error mark's reason
     miscount: tuple[int, int] | None = None  # (records seen, records the mark says)
 
-    def see(self, mark: Any) -> None:
+    def see(self, mark: Mark) -> None:
         if mark.error is not None:
             self.error = mark.error
         elif mark.records != self.records and self.miscount is None:
