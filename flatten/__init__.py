@@ -28,7 +28,7 @@ _EXPORTS = {
     "flatten_repo": "flatten.pipeline",
     "flatten_root": "flatten.pipeline",
     "flatten_url": "flatten.pipeline",
-    "PROFILES": "flatten.profiles",
+    "PROFILES": "flatten.record",
     "Provenance": "flatten.record",
     "Record": "flatten.record",
     "RunReport": "flatten.report",
@@ -60,7 +60,6 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from flatten.errors import FlattenError, NothingToFlatten, OutputError, SourceError, UsageError
     from flatten.pipeline import FlattenOptions, flatten_repo, flatten_root, flatten_url
-    from flatten.profiles import PROFILES
-    from flatten.record import Provenance, Record
+    from flatten.record import PROFILES, Provenance, Record
     from flatten.report import RunReport
     from flatten.writer import write_jsonl

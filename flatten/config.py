@@ -23,6 +23,9 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"cannot read the config {path}: {exc.strerror}",
                          reason="bad-config") from exc  # fmt: skip
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not valid UTF-8 (byte {exc.start})",
+                         reason="bad-config") from None  # fmt: skip
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 

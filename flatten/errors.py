@@ -9,6 +9,8 @@ FlattenError            a run failed (exit 1): says what was wrong and what to d
 
 from __future__ import annotations
 
+import errno
+
 
 class FlattenError(Exception):
     exit_code = 1
@@ -37,3 +39,18 @@ class NothingToFlatten(FlattenError):
 
 class OutputError(FlattenError):
     pass
+
+
+# Out of space, out of quota, or past a file size limit (RLIMIT_FSIZE): all "no room to write".
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def write_failed(name: str, error: OSError) -> OutputError:
+    """The named error for a write that the system refused (the writer's output, a spool)."""
+    if error.errno in _NO_ROOM:
+        return OutputError(
+            f"cannot write {name}: {error.strerror}",
+            reason="disk-full",
+            hint="free some space or write somewhere else, then run again",
+        )
+    return OutputError(f"cannot write {name}: {error.strerror}", reason="output-write-failed")

@@ -1,21 +1,45 @@
-"""The v1 record: one slice of one document with its provenance (the JSONL wire contract).
+"""The v1 record and its one codec: the JSONL wire contract, written and read.
 
-This module is the one place that knows the record's field names. The seven fields ChatCLI reads
-(`id, source, title, content, chunkSize, repoUrl, commit`) are always present; the extensions are
-written only when they have a value, as flat scalars or short lists so vector stores keep them.
+This module is the one place that knows the record's field names and their order (`FIELDS`),
+the layouts other RAG frameworks load (`LAYOUTS`: native, langchain, llamaindex, haystack), and
+the marks that frame a piped stream. The flatten writer encodes through it; the index loader
+decodes through it.
 
-Format-specific fields come from the slicer as `meta` pairs, among them `lineUnit: "cell"` on
-notebook slices: their `startLine`/`endLine` are 1-based cell numbers, not lines of the file's
-JSON. Without `lineUnit`, ranges are lines. API-spec operations carry `schemas` (the names of
-the schemas they reference); Kubernetes manifests `apiVersion` and `namespace`.
+The seven fields ChatCLI reads (`id, source, title, content, chunkSize, repoUrl, commit`) are
+always written; the extensions only when they have a value, as flat scalars or short lists so
+vector stores keep them. Format-specific fields come from the slicer as `meta` pairs, among them
+`lineUnit: "cell"` on notebook slices: their `startLine`/`endLine` are 1-based cell numbers, not
+lines of the file's JSON. Without `lineUnit`, ranges are lines. API-spec operations carry
+`schemas` (the names of the schemas they reference); Kubernetes manifests `apiVersion` and
+`namespace`.
+
+Reading is lenient about layout (ours, LangChain's, LlamaIndex's, Haystack's, BEIR's, plain
+`{"text": ...}`) and strict about values: a line that is not valid UTF-8, not JSON, nested past
+the parser's depth, holding a lone surrogate, or an integer a 64-bit store cannot hold is
+`Malformed`, with the reason.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache, partial
+from operator import attrgetter
 from typing import Any
 
+from flatten.hashing import sha256_hex
+
 RECORD_VERSION = 1
+SECTION_SEPARATOR = " > "  # the breadcrumb as one string, in the framework layouts
+INT_MAX = 2**63 - 1  # a record's integers are signed 64-bit: what SQLite and vector stores hold
+
+
+class Malformed(ValueError):
+    """A line or value that is not a record; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -30,12 +54,12 @@ class Provenance:
 @dataclass(frozen=True)
 class Record:
     source: str
-    ordinal: int  # 1-based position of the slice in its document
+    ordinal: int  # 1-based position of the slice in its document; -1 when read without one
     title: str
     content: str
-    kind: str
+    kind: str | None
     hash: str
-    doc_hash: str
+    doc_hash: str | None
     provenance: Provenance = Provenance()
     lang: str | None = None
     doc_title: str | None = None
@@ -47,7 +71,7 @@ class Record:
     url: str | None = None
     redactions: int = 0
     syntax_error: bool = False
-    meta: tuple[tuple[str, str], ...] = ()  # format-specific fields (YAML: apiVersion, namespace)
+    meta: tuple[tuple[str, Any], ...] = ()  # format-specific fields (YAML: apiVersion, namespace)
 
     @property
     def id(self) -> str:
@@ -59,36 +83,352 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """The native layout, keys in a fixed order so output is byte-for-byte deterministic."""
-        data: dict[str, Any] = {
-            "id": self.id,
-            "source": self.source,
-            "title": self.title,
-            "content": self.content,
-            "chunkSize": self.chunk_size,
-            "repoUrl": self.provenance.repo_url,
-            "commit": self.provenance.commit,
-        }
-        data.update(self.metadata())
-        return data
+        return encode(self)
 
     def metadata(self) -> dict[str, Any]:
         """The extension fields that have a value."""
-        optional: dict[str, Any] = {
-            "kind": self.kind,
-            "lang": self.lang,
-            "docTitle": self.doc_title,
-            "section": list(self.section) or None,
-            "anchor": self.anchor,
-            "symbol": self.symbol,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "ordinal": self.ordinal,
-            "hash": self.hash,
-            "docHash": self.doc_hash,
-            "ref": self.provenance.ref,
-            "url": self.url,
-            "redactions": self.redactions or None,
-            "syntaxError": self.syntax_error or None,
-            **dict(self.meta),
-        }
-        return {k: v for k, v in optional.items() if v is not None}
+        return _values(self, _EXTENSIONS)
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str  # the JSON name
+    attr: str  # the Record attribute it holds (dotted: through the provenance)
+    type: type  # str, int, list or bool on the wire
+    always: bool = False  # written even without a value (the seven fields ChatCLI reads)
+    derived: bool = False  # written for readers, recomputed on read (never trusted)
+    empty: Any = None  # an extension holding this is not written (nor one holding None)
+
+
+# The native layout, in the order written. Nothing else in the project spells these names.
+FIELDS: tuple[Field, ...] = (
+    Field("id", "id", str, always=True),
+    Field("source", "source", str, always=True),
+    Field("title", "title", str, always=True),
+    Field("content", "content", str, always=True),
+    Field("chunkSize", "chunk_size", int, always=True, derived=True),
+    Field("repoUrl", "provenance.repo_url", str, always=True),
+    Field("commit", "provenance.commit", str, always=True),
+    Field("kind", "kind", str),
+    Field("lang", "lang", str),
+    Field("docTitle", "doc_title", str),
+    Field("section", "section", list, empty=()),
+    Field("anchor", "anchor", str),
+    Field("symbol", "symbol", str),
+    Field("startLine", "start_line", int),
+    Field("endLine", "end_line", int),
+    Field("ordinal", "ordinal", int),
+    Field("hash", "hash", str, derived=True),
+    Field("docHash", "doc_hash", str),
+    Field("ref", "provenance.ref", str),
+    Field("url", "url", str),
+    Field("redactions", "redactions", int, empty=0),
+    Field("syntaxError", "syntax_error", bool, empty=False),
+)
+_GETTERS = tuple((f.key, attrgetter(f.attr), f.always, f.empty) for f in FIELDS)
+_EXTENSIONS = tuple(g for g in _GETTERS if not g[2])
+
+
+def _values(record: Record, getters: tuple[tuple[str, Any, bool, Any], ...]) -> dict[str, Any]:
+    """The fields in order (the always-fields as they are, the others only with a value), then
+    the slicer's own fields that have one."""
+    data: dict[str, Any] = {}
+    for key, get, always, empty in getters:
+        value = get(record)
+        if always:
+            data[key] = value
+        elif value is not None and (empty is None or value != empty):
+            data[key] = list(value) if type(value) is tuple else value
+    data.update((k, v) for k, v in record.meta if v is not None)
+    return data
+
+
+def encode(record: Record, layout: str = "native") -> dict[str, Any]:
+    """The record as one JSON object in `layout` (a key of `LAYOUTS`)."""
+    if layout == "native":
+        return _values(record, _GETTERS)
+    return LAYOUTS[layout].encode(record)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Another framework's document: the id, the text and a flat metadata object (scalars only:
+    the breadcrumb becomes one string, because several vector stores reject lists)."""
+
+    name: str
+    loads_with: str  # how the framework reads one line
+    id_key: str
+    content_key: str
+    meta_key: str
+    id_in_meta: bool
+
+    def encode(self, record: Record) -> dict[str, Any]:
+        meta = encode(record)
+        del meta["content"]
+        if not self.id_in_meta:
+            del meta["id"]
+        if "section" in meta:
+            meta["section"] = SECTION_SEPARATOR.join(meta["section"])
+        meta = {k: v for k, v in meta.items() if v is not None}
+        return {self.id_key: record.id, self.content_key: record.content, self.meta_key: meta}
+
+
+LAYOUTS: dict[str, Layout] = {
+    layout.name: layout
+    for layout in (
+        Layout("langchain", "langchain_core.documents.Document(**line)",
+               "id", "page_content", "metadata", id_in_meta=True),
+        Layout("llamaindex", "llama_index.core.schema.TextNode(**line)",
+               "id_", "text", "metadata", id_in_meta=False),
+        Layout("haystack", "haystack.Document.from_dict(line)",
+               "id", "content", "meta", id_in_meta=False),
+    )
+}  # fmt: skip
+
+# Every layout's encoder by name (`--format`): `native` is the v1 record itself.
+PROFILES: dict[str, Callable[[Record], dict[str, Any]]] = {
+    "native": encode,
+    **{name: partial(encode, layout=name) for name in LAYOUTS},
+}
+
+# What reading accepts, first match wins: ours, then the layouts above, then BEIR's `_id`.
+ID_KEYS = ("id", "id_", "_id")
+CONTENT_KEYS = ("content", "text", "page_content")
+META_KEYS = ("metadata", "meta")
+_ALIASES = {"permalink": "url"}  # another name a reader may meet for one of ours
+_TEXT_FIELDS = frozenset(
+    {f.key for f in FIELDS if f.type is str and not f.derived and f.key != "content"}
+    | set(ID_KEYS) | set(_ALIASES)
+)  # fmt: skip
+_INT_FIELDS = frozenset(f.key for f in FIELDS if f.type is int and not f.derived)
+_KNOWN = frozenset({f.key for f in FIELDS} | set(ID_KEYS) | set(CONTENT_KEYS) | set(META_KEYS)
+                   | set(_ALIASES))  # fmt: skip
+_ID = re.compile(r"^(.*)#(\d{1,19})$")
+
+
+def split_id(value: str) -> tuple[str, int] | None:
+    """`<source>#<ordinal>` as (source, ordinal), or None when it is not one (an ordinal past
+    `INT_MAX` is not one either)."""
+    match = _ID.match(value)
+    if match is None or int(match.group(2)) > INT_MAX:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def _checked(data: dict[str, Any]) -> dict[str, Any]:
+    """Types checked (and numbers given as text accepted) in one pass over the fields present."""
+    fixed: dict[str, Any] = {}
+    for key, value in data.items():
+        if value is None:
+            continue
+        if key in _TEXT_FIELDS:
+            if type(value) is not str:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise Malformed(f"{key} must be a string, not {type(value).__name__}")
+                fixed[key] = str(value)
+        elif key in _INT_FIELDS:
+            if type(value) is not int:
+                if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+                    raise Malformed(f"{key} must be an integer")
+                if len(value) > 19:
+                    raise Malformed(f"{key} is out of range (at most {INT_MAX})")
+                value = fixed[key] = int(value)
+            if not -INT_MAX - 1 <= value <= INT_MAX:
+                raise Malformed(f"{key} is out of range (at most {INT_MAX})")
+    if fixed:
+        data = {**data, **fixed}
+    return data
+
+
+@lru_cache(maxsize=64)
+def _provenance(repo_url: str | None, commit: str | None, ref: str | None) -> Provenance:
+    return Provenance(repo_url, commit, ref)  # one per corpus, usually: shared, not rebuilt
+
+
+def decode(obj: Any, fallback_source: str) -> Record:
+    """One JSON value in any layout read as a record, or `Malformed` with the reason.
+
+    `fallback_source` names a record that says nothing of where it came from (a plain
+    `{"text": ...}` line). Without an ordinal (in `ordinal` or its id) the record's ordinal is -1:
+    the reader numbers it in order of appearance."""
+    if type(obj) is not dict:
+        raise Malformed("not a JSON object")
+    data = obj
+    for key in META_KEYS:
+        if type(obj.get(key)) is dict:
+            data = {**obj[key], **obj}
+            break
+    content = None
+    for key in CONTENT_KEYS:
+        content = data.get(key)
+        if content is not None:
+            break
+    if type(content) is not str:
+        raise Malformed("no text: expected content, text or page_content as a string")
+    if not content.strip():
+        raise Malformed("empty content")
+    data = _checked(data)
+    get = data.get
+    raw_id = get("id") or get("id_") or get("_id")  # ID_KEYS, in order
+    source = get("source") or get("url")
+    ordinal = get("ordinal")
+    split = split_id(raw_id) if raw_id and not (source and ordinal is not None) else None
+    source = source or (split[0] if split else raw_id) or fallback_source
+    if ordinal is None and split and split[0] == source:
+        ordinal = split[1]
+    section = get("section")
+    if type(section) is str:
+        section = tuple(part for part in section.split(SECTION_SEPARATOR) if part)
+    elif section is None:
+        section = ()
+    elif type(section) is list and all(type(s) is str for s in section):
+        section = tuple(section)
+    else:
+        raise Malformed("section must be a list of strings")
+    extra = data.keys() - _KNOWN
+    meta = (
+        tuple((k, data[k]) for k in sorted(extra) if isinstance(data[k], str | int | float | bool))
+        if extra
+        else ()
+    )
+    # Every field set straight into the instance: the frozen __init__'s guarded setattr per
+    # field was a fifth of the time to read a line (the round-trip test holds this to Record()).
+    record = _new(Record)
+    record.__dict__.update(
+        source=source,
+        ordinal=ordinal if ordinal is not None else -1,
+        title=get("title") or get("docTitle") or source,
+        content=content,
+        kind=get("kind"),
+        hash=sha256_hex(content),
+        doc_hash=get("docHash"),
+        provenance=_provenance(get("repoUrl"), get("commit"), get("ref")),
+        lang=get("lang"),
+        doc_title=get("docTitle"),
+        section=section,
+        anchor=get("anchor"),
+        symbol=get("symbol"),
+        start_line=get("startLine"),
+        end_line=get("endLine"),
+        url=get("url") or get("permalink"),
+        redactions=get("redactions") or 0,
+        syntax_error=get("syntaxError") is True,
+        meta=meta,
+    )
+    return record
+
+
+_new = object.__new__
+
+
+# A `\uD800`-`\uDFFF` escape: the only way a lone surrogate gets into parsed JSON (UTF-8 itself
+# cannot carry one), so only lines holding one are checked for it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_line(line: bytes) -> Any:
+    """One line's JSON value, or `Malformed`: invalid UTF-8, bad JSON, nesting deeper than the
+    parser goes, an integer of more digits than Python converts, or a lone surrogate (text that
+    UTF-8, and so hashing, the store and every JSON consumer, cannot carry)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Malformed(f"invalid UTF-8 at byte {exc.start}") from exc
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Malformed(f"bad JSON: {exc.msg} (column {exc.colno})") from exc
+    except RecursionError:
+        raise Malformed("JSON nested too deeply") from None
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
+        raise Malformed(f"bad JSON: {exc}") from None
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):  # `in` first: most lines have no escape
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise Malformed(f"a lone surrogate ({exc.object[exc.start]!r}) in a string") from None
+        except RecursionError:
+            raise Malformed("JSON nested too deeply") from None
+    return obj
+
+
+def decode_line(line: bytes, fallback_source: str) -> Record:
+    """One JSONL line (any layout) as a record, or `Malformed` with the reason."""
+    return decode(parse_line(line), fallback_source)
+
+
+def dumps(obj: Any) -> str:
+    """One JSON line: UTF-8 kept as is, compact separators, insertion-ordered keys."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_line(record: Record | dict[str, Any], layout: str = "native") -> bytes:
+    """One JSONL line (with its newline) for a record, or for a dict already in a layout."""
+    data = record if isinstance(record, dict) else encode(record, layout)
+    return dumps(data).encode("utf-8") + b"\n"
+
+
+# Our own lines start `{"id":"<source>#<ordinal>","source":"<source>"` (the first two FIELDS, as
+# `dumps` writes them; json.dumps' default spacing accepted too): a reader takes a line's place
+# from there without parsing it. No escapes inside, and at most 18 digits (always in range).
+_HEAD = re.compile(
+    rb"^\{\s*"
+    + re.escape(json.dumps(FIELDS[0].key).encode())
+    + rb':\s*"([^"\\]*)#(\d{1,18})",\s*'
+    + re.escape(json.dumps(FIELDS[1].key).encode())
+    + rb':\s*"([^"\\]*)"'
+)
+
+
+def native_head(line: bytes) -> tuple[str, int] | None:
+    """(source, ordinal) of a line in our native layout, read from its fixed head without
+    parsing; None for any other line. The line may still be malformed further on."""
+    head = _HEAD.match(line)
+    if head is None or head.group(1) != head.group(3):
+        return None
+    return head.group(3).decode("utf-8", "replace"), int(head.group(2))
+
+
+# A piped stream is framed: the writer ends it with one mark line, which is clearly not a
+# record, so a reader can tell a complete snapshot from one cut short or failed midway. A file
+# written with -o is atomic and carries no mark.
+MARK_KEY = "docsFlatten"
+MARK_PREFIX = b'{"' + MARK_KEY.encode() + b'":'
+
+
+@dataclass(frozen=True)
+class Mark:
+    records: int | None = None  # the closing mark: how many records the stream holds
+    error: str | None = None  # the error mark: why the producer failed
+
+
+def end_mark(records: int) -> dict[str, Any]:
+    return {MARK_KEY: {"end": True, "records": records}}
+
+
+def error_mark(reason: str) -> dict[str, Any]:
+    return {MARK_KEY: {"error": reason}}
+
+
+def read_mark(line: bytes) -> Mark | None:
+    """The mark a line holds, None for any other line, or `Malformed` for a mark of unknown
+    shape."""
+    if not line.startswith(MARK_PREFIX):
+        return None
+    body = parse_line(line)
+    mark = body.get(MARK_KEY) if type(body) is dict and len(body) == 1 else None
+    if type(mark) is dict and mark.get("end") is True and type(mark.get("records")) is int:
+        return Mark(records=mark["records"])
+    if type(mark) is dict and type(mark.get("error")) is str:
+        return Mark(error=mark["error"])
+    raise Malformed(f"a {MARK_KEY} mark of unknown shape")
+
+
+def is_stream(fd: int) -> bool:
+    """A pipe or socket: where the writer frames its output with a mark, and where a reader
+    expects one."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)

@@ -26,26 +26,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
-from flatten.errors import OutputError
+from flatten.errors import FlattenError, OutputError, write_failed
+from flatten.record import dumps, end_mark, error_mark, is_stream
 
-# Out of space, out of quota, or past a file size limit (RLIMIT_FSIZE): all "no room to write".
-_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-def dumps(obj: Any) -> str:
-    """One JSON line: UTF-8 kept as is, compact separators, insertion-ordered keys."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def write_failed(name: str, error: OSError) -> OutputError:
-    """The named error for a write that the system refused."""
-    if error.errno in _NO_ROOM:
-        return OutputError(
-            f"cannot write {name}: {error.strerror}",
-            reason="disk-full",
-            hint="free some space or write somewhere else, then run again",
-        )
-    return OutputError(f"cannot write {name}: {error.strerror}", reason="output-write-failed")
+__all__ = ["OutputFile", "Sink", "dumps", "write_failed", "write_json", "write_jsonl"]
 
 
 @dataclass(frozen=True)
@@ -218,21 +202,49 @@ def write_jsonl(
     records: Iterable[Any],
     output: str | os.PathLike[str] | None,
     to_dict: Callable[[Any], dict[str, Any]],
+    *,
+    marked: bool = False,
 ) -> int:
-    """Write one JSON line per record to `output` (a path) or stdout (None); return the count."""
+    """Write one JSON line per record to `output` (a path) or stdout (None); return the count.
+
+    `marked`: when the output is a pipe or socket, end the stream with the closing mark (or, if
+    the run fails, an error mark; see flatten.record), so `index -` can tell a complete snapshot
+    from a cut one. A file is atomic already and gets no mark."""
     if output is None:
-        return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict)
+        return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict, marked)
     with OutputFile(output) as sink:
-        return _write(records, sink, to_dict)
+        return _write(records, sink, to_dict, marked)
 
 
-def _write(records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]]) -> int:
+def _write(
+    records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]], marked: bool
+) -> int:
+    marked = marked and _is_stream(sink.handle)
     count = 0
-    for record in records:
-        sink.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
-        count += 1
+    try:
+        for record in records:
+            sink.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
+            count += 1
+    except BrokenPipeError:
+        raise  # the reader went away: nobody to tell
+    except BaseException as exc:
+        if marked:  # best effort: the run's own error is the one that matters
+            reason = exc.reason if isinstance(exc, FlattenError) else type(exc).__name__
+            with contextlib.suppress(OSError, OutputError):
+                sink.write(dumps(error_mark(reason)).encode("utf-8") + b"\n")
+                sink.flush()
+        raise
+    if marked:
+        sink.write(dumps(end_mark(count)).encode("utf-8") + b"\n")
     sink.flush()
     return count
+
+
+def _is_stream(handle: IO[bytes]) -> bool:
+    try:
+        return is_stream(handle.fileno())
+    except (OSError, ValueError, AttributeError):  # an in-memory stdout (a test runner's)
+        return False
 
 
 def write_json(data: Any, path: str | os.PathLike[str]) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.errors import UsageError
+from flatten.record import split_id
 from index.citations import CitationRule, cite
 from index.lexical import stem
 from index.results import Located, located_fields
@@ -18,7 +19,6 @@ from index.store import Store
 from index.text import fts_string, safe_display
 
 PAGE_CHARS = 12_000
-_TOKEN = re.compile(r"^(?P<source>.+)#(?P<ordinal>\d+)$")
 _TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
 
 
@@ -200,12 +200,12 @@ def show(
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
     """One chunk by its `<source>#<ordinal>` token."""
-    parsed = _TOKEN.match(token.strip())
-    if not parsed:
+    parsed = split_id(token.strip())
+    if not parsed or not parsed[0]:
         raise UsageError(
             f"not a token: {token!r} (expected <source>#<ordinal>)", reason="bad-token"
         )
-    params: list[object] = [parsed.group("source"), int(parsed.group("ordinal"))]
+    params: list[object] = list(parsed)
     corpus_filter = ""
     if corpus:
         corpus_filter, params = "AND k.name = ?", [*params, corpus]

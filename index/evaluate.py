@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,50 +22,68 @@ class Query:
     text: str
 
 
+def _lines(path: Path, reason: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 text file; a byte that is not UTF-8 is a usage error
+    naming its line (the file is the user's input, like a flag)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}", reason=reason) from exc
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(
+                    f"{path}:{number}: not valid UTF-8 (byte {exc.start + 1} of the line)",
+                    reason=reason,
+                ) from None
+
+
 def read_queries(path: Path) -> list[Query]:
     queries = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                qid = obj.get("id", obj.get("_id"))
-                text = obj.get("query", obj.get("text"))
-            except (json.JSONDecodeError, AttributeError) as exc:
-                raise UsageError(
-                    f"{path}:{number}: not a JSON object", reason="bad-queries"
-                ) from exc
-            if qid is None or not isinstance(text, str):
-                raise UsageError(
-                    f"{path}:{number}: needs an id and a query (or text)", reason="bad-queries"
-                )
-            queries.append(Query(str(qid), text))
+    for number, line in _lines(path, "bad-queries"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            qid = obj.get("id", obj.get("_id"))
+            text = obj.get("query", obj.get("text"))
+        except (ValueError, RecursionError, AttributeError) as exc:
+            raise UsageError(f"{path}:{number}: not a JSON object", reason="bad-queries") from exc
+        if qid is None or not isinstance(text, str):
+            raise UsageError(
+                f"{path}:{number}: needs an id and a query (or text)", reason="bad-queries"
+            )
+        queries.append(Query(str(qid), text))
     return queries
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, float]]:
     judgments: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) == 4:  # TREC: query-id iteration doc-id relevance
-                parts = [parts[0], parts[2], parts[3]]
-            if len(parts) != 3:
-                raise UsageError(
-                    f"{path}:{number}: expected query-id corpus-id score", reason="bad-qrels"
-                )
-            try:
-                score = float(parts[2])
-            except ValueError:
-                if number == 1:
-                    continue  # a header
-                raise UsageError(
-                    f"{path}:{number}: score is not a number", reason="bad-qrels"
-                ) from None
-            judgments.setdefault(parts[0], {})[parts[1]] = score
+    for number, line in _lines(path, "bad-qrels"):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) == 4:  # TREC: query-id iteration doc-id relevance
+            parts = [parts[0], parts[2], parts[3]]
+        if len(parts) != 3:
+            raise UsageError(
+                f"{path}:{number}: expected query-id corpus-id score", reason="bad-qrels"
+            )
+        try:
+            score = float(parts[2])
+        except ValueError:
+            if number == 1:
+                continue  # a header
+            raise UsageError(
+                f"{path}:{number}: score is not a number", reason="bad-qrels"
+            ) from None
+        if not math.isfinite(score):  # inf makes nDCG nan, and nan passes any --min-ndcg
+            raise UsageError(
+                f"{path}:{number}: score {parts[2]} is not a finite number", reason="bad-qrels"
+            )
+        judgments.setdefault(parts[0], {})[parts[1]] = score
     return judgments
 
 

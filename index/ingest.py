@@ -9,13 +9,13 @@ happened: the `EmbeddingError` carries the `IngestReport` so far as `exc.ingest`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from index.errors import StoreError
-from index.loader import LoadReport, load_files, spool_records
+from index.loader import LoadReport, check_corpus_name, load_files, spool_records
 from index.store import Store
 
 if TYPE_CHECKING:  # numpy and httpx load only when embeddings are configured
@@ -66,12 +66,15 @@ def ingest_files(
     *,
     on_loaded: Callable[[LoadReport], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    streams: Collection[Path] = (),
 ) -> IngestReport:
-    """Load JSONL files into `corpus`, then embed what has no vector yet."""
+    """Load JSONL files into `corpus`, then embed what has no vector yet. `streams`: the files
+    that came through a pipe, loaded only when framed as `load_files` says."""
+    check_corpus_name(corpus)
     refuse_other_identity(store_dir, options)
     with Store.open(store_dir, busy_timeout=options.wait) as store:
         report = IngestReport(load_files(store, files, corpus, partial=options.partial,
-                                         reindex=options.reindex))  # fmt: skip
+                                         reindex=options.reindex, streams=streams))  # fmt: skip
         if on_loaded is not None:
             on_loaded(report.load)
         if options.embedding is not None:
@@ -98,6 +101,7 @@ def ingest_records(
     progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """`ingest_files` for records in memory (e.g. `flatten_root(...)`), as a whole corpus."""
+    check_corpus_name(corpus)
     refuse_other_identity(store_dir, options)
     spooled = spool_records(records)
     try:

@@ -9,180 +9,62 @@ parses nothing. Pass 2 parses and validates every line of the new and changed do
 documents. Malformed lines are counted with their line numbers and never stop the load. A load is a
 complete snapshot of its corpus unless `partial`: documents it does not mention are removed.
 
-Our own records load, and so do foreign ones: LangChain (`page_content` + `metadata`),
-LlamaIndex (`text` + `metadata`), Haystack (`content` + `meta`), and plain `{"text": ...}` lines.
+Lines are read through the record codec (`flatten.record`): our own records, the layouts it
+writes for LangChain, LlamaIndex and Haystack, BEIR's and plain `{"text": ...}` lines. The mark
+lines that frame a piped stream are not records: they decide whether the stream is loaded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
-import re
 import shutil
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from flatten.hashing import sha256_hex
+from flatten.errors import FlattenError, UsageError, write_failed
+from flatten.record import (
+    MARK_KEY,
+    MARK_PREFIX,
+    SECTION_SEPARATOR,
+    Malformed,
+    Mark,
+    Record,
+    decode_line,
+    encode_line,
+    is_stream,
+    native_head,
+    read_mark,
+)
 from index.store import Store
 from index.text import identifier_parts
 
+__all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
+
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
-# `{"id":"<source>#<ordinal>","source":"<source>"` as our writer puts it (no escapes inside;
-# json.dumps' default spacing accepted too).
-_NATIVE_HEAD = re.compile(rb'^\{\s*"id":\s*"([^"\\]*)#(\d+)",\s*"source":\s*"([^"\\]*)"')
 HOLD_CHARS = 256 << 20  # content kept between the passes, at most
-_ID_ORDINAL = re.compile(r"^(.*)#(\d+)$")
-_KNOWN_FIELDS = {
-    "id",
-    "id_",
-    "_id",
-    "source",
-    "title",
-    "content",
-    "text",
-    "page_content",
-    "chunkSize",
-    "repoUrl",
-    "commit",
-    "kind",
-    "lang",
-    "docTitle",
-    "section",
-    "anchor",
-    "symbol",
-    "startLine",
-    "endLine",
-    "ordinal",
-    "hash",
-    "docHash",
-    "ref",
-    "url",
-    "permalink",
-    "redactions",
-    "syntaxError",
-    "metadata",
-    "meta",
-}
 
 
-class Malformed(ValueError):
-    """A line that cannot be loaded; the message says why."""
+class StreamError(FlattenError):
+    """A piped stream that is not a complete snapshot: its producer failed (`stream-failed`) or
+    it ended without the writer's closing mark (`stream-incomplete`). Nothing is loaded."""
 
 
-@dataclass
-class Chunk:
-    source: str
-    ordinal: int
-    content: str
-    title: str
-    hash: str
-    section: list[str] = field(default_factory=list)
-    anchor: str | None = None
-    symbol: str | None = None
-    start_line: int | None = None
-    end_line: int | None = None
-    kind: str | None = None
-    lang: str | None = None
-    doc_title: str | None = None
-    url: str | None = None
-    repo_url: str | None = None
-    commit: str | None = None
-    ref: str | None = None
-    doc_hash: str | None = None
-    redactions: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-_TEXT_FIELDS = frozenset({
-    "id", "id_", "_id", "source", "title", "anchor", "symbol", "kind", "lang", "docTitle", "url",
-    "permalink", "repoUrl", "commit", "ref", "docHash",
-})  # fmt: skip
-_INT_FIELDS = frozenset({"ordinal", "startLine", "endLine", "redactions"})
-
-
-def _checked(data: dict[str, Any]) -> dict[str, Any]:
-    """Types checked (and numbers given as text accepted) in one pass over the fields present."""
-    fixed: dict[str, Any] = {}
-    for key, value in data.items():
-        if value is None:
-            continue
-        if key in _TEXT_FIELDS:
-            if type(value) is not str:
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise Malformed(f"{key} must be a string, not {type(value).__name__}")
-                fixed[key] = str(value)
-        elif key in _INT_FIELDS and type(value) is not int:
-            if isinstance(value, str) and value.isdigit():
-                fixed[key] = int(value)
-            else:
-                raise Malformed(f"{key} must be an integer")
-    if fixed:
-        data = {**data, **fixed}
-    return data
-
-
-def normalize(obj: Any, fallback_source: str) -> Chunk:
-    """One JSON value as a chunk, or `Malformed` with the reason."""
-    if type(obj) is not dict:
-        raise Malformed("not a JSON object")
-    nested = obj.get("metadata")
-    if type(nested) is not dict:
-        nested = obj.get("meta")
-    data = {**nested, **obj} if type(nested) is dict else obj
-    content = data.get("content")
-    if content is None:
-        content = data.get("text", data.get("page_content"))
-    if type(content) is not str:
-        raise Malformed("no text: expected content, text or page_content as a string")
-    if not content.strip():
-        raise Malformed("empty content")
-    data = _checked(data)
-    get = data.get
-    raw_id = get("id") or get("id_") or get("_id")
-    id_match = _ID_ORDINAL.match(raw_id) if raw_id else None
-    source = get("source") or get("url") or (id_match.group(1) if id_match else raw_id)
-    source = source or fallback_source
-    ordinal = get("ordinal")
-    if ordinal is None and id_match and id_match.group(1) == source:
-        ordinal = int(id_match.group(2))
-    section = get("section")
-    if type(section) is str:
-        section = [part for part in section.split(" > ") if part]
-    elif section is None:
-        section = []
-    elif not (type(section) is list and all(type(s) is str for s in section)):
-        raise Malformed("section must be a list of strings")
-    extra = data.keys() - _KNOWN_FIELDS
-    meta = {k: data[k] for k in sorted(extra) if isinstance(data[k], str | int | float | bool)}
-    return Chunk(
-        source=source,
-        ordinal=ordinal if ordinal is not None else -1,  # -1: numbered in order of appearance
-        content=content,
-        title=get("title") or get("docTitle") or source,
-        hash=sha256_hex(content),
-        section=section,
-        anchor=get("anchor"),
-        symbol=get("symbol"),
-        start_line=get("startLine"),
-        end_line=get("endLine"),
-        kind=get("kind"),
-        lang=get("lang"),
-        doc_title=get("docTitle"),
-        url=get("url") or get("permalink"),
-        repo_url=get("repoUrl"),
-        commit=get("commit"),
-        ref=get("ref"),
-        doc_hash=get("docHash"),
-        redactions=get("redactions") or 0,
-        meta=meta,
-    )
+def check_corpus_name(name: str) -> str:
+    """A corpus name, or `UsageError`: an empty or blank name would load a corpus that no
+    `--corpus` can select."""
+    if not name.strip():
+        raise UsageError("a corpus name cannot be empty", reason="bad-corpus",
+                         hint="name the corpus, e.g. --corpus docs")  # fmt: skip
+    return name
 
 
 @dataclass
@@ -229,7 +111,30 @@ class _Doc:
     # (file, offset, ordinal, line number)
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
-    held: list[Chunk] | None = field(default_factory=list)  # None: re-read in pass 2
+    held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
+
+
+@dataclass
+class _Framing:
+    """What one file's marks say (flatten.record): a piped stream is a complete snapshot only
+    when it ends with a closing mark that counts its records."""
+
+    records: int = 0  # record lines since the last closing mark
+    closed: bool = False  # the last line that was not blank was a closing mark
+    error: str | None = None  # an error mark's reason
+    miscount: tuple[int, int] | None = None  # (records seen, records the mark says)
+
+    def see(self, mark: Mark) -> None:
+        if mark.error is not None:
+            self.error = mark.error
+        elif mark.records != self.records and self.miscount is None:
+            self.miscount = (self.records, mark.records)
+        self.closed = mark.error is None
+        self.records = 0
+
+    def record(self) -> None:
+        self.records += 1
+        self.closed = False
 
 
 def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
@@ -249,18 +154,6 @@ def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
         yield number, offset, line
 
 
-def _parse(line: bytes, fallback_source: str) -> Chunk:
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Malformed(f"invalid UTF-8 at byte {exc.start}") from exc
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Malformed(f"bad JSON: {exc.msg} (column {exc.colno})") from exc
-    return normalize(obj, fallback_source)
-
-
 def load_files(
     store: Store,
     paths: list[Path],
@@ -269,8 +162,15 @@ def load_files(
     partial: bool = False,
     reindex: bool = False,
     hold_chars: int = HOLD_CHARS,
+    streams: Collection[Path] = (),
 ) -> LoadReport:
-    """Load JSONL files into `corpus` in one transaction."""
+    """Load JSONL files into `corpus` in one transaction.
+
+    `streams` are the paths that came through a pipe (`index -`): each is a complete snapshot
+    only if it ends with the writer's closing mark; without one nothing is loaded (`partial`
+    loads it anyway, adding and updating only). A file holding an error mark, or a closing mark
+    that miscounts its records, is never loaded. Either way: `StreamError`, nothing committed."""
+    check_corpus_name(corpus)
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
     # Read before the write lock to decide what to keep in memory; rechecked under the lock.
@@ -278,28 +178,37 @@ def load_files(
     handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
     try:
         docs: dict[str, _Doc] = {}
+        framings = [_Framing() for _ in paths]
         held_chars = 0
         holding = True
         previous: str | None = None
         for index, (path, handle) in enumerate(zip(paths, handles, strict=True)):
+            framing = framings[index]
             for number, offset, line in _read_lines(handle):
                 report.lines += 1
                 if line is None:
+                    framing.record()
                     report.malformed.append((path.name, number, "line longer than 16 MiB"))
                     continue
                 if not line.strip():
                     continue
-                chunk: Chunk | None = None
-                head = _NATIVE_HEAD.match(line)
-                if head and head.group(1) == head.group(3):
-                    source, ordinal = head.group(3).decode("utf-8", "replace"), int(head.group(2))
-                else:
-                    try:
-                        chunk = _parse(line, f"{path.name}#L{number}")
-                    except Malformed as exc:
-                        report.malformed.append((path.name, number, str(exc)))
-                        continue
-                    source, ordinal = chunk.source, chunk.ordinal
+                chunk: Record | None = None
+                try:
+                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
+                    if mark is None:
+                        place = native_head(line)
+                        if place is None:
+                            chunk = decode_line(line, f"{path.name}#L{number}")
+                            place = chunk.source, chunk.ordinal
+                except Malformed as exc:
+                    framing.record()
+                    report.malformed.append((path.name, number, str(exc)))
+                    continue
+                if mark is not None:
+                    framing.see(mark)
+                    continue
+                framing.record()
+                source, ordinal = place
                 doc = docs.get(source)
                 if doc is None:
                     doc = docs[source] = _Doc(hashlib.sha256())
@@ -319,7 +228,8 @@ def load_files(
                 if chunk is None:
                     doc.held = None  # not parsed yet: pass 2 reads it
                 elif holding and doc.held is not None:
-                    chunk.ordinal = ordinal
+                    if chunk.ordinal != ordinal:
+                        chunk = dataclasses.replace(chunk, ordinal=ordinal)
                     held_chars += len(chunk.content)
                     if held_chars > hold_chars:
                         holding = False  # over budget: pass 2 reads everything back
@@ -329,6 +239,7 @@ def load_files(
                         doc.held.append(chunk)
                 elif not holding:
                     doc.held = None
+        _refuse_unframed(paths, framings, set(streams), partial)
         with store.write() as db:
             _apply(db, handles, paths, docs, corpus, report, partial, reindex)
     finally:
@@ -336,6 +247,38 @@ def load_files(
             handle.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _refuse_unframed(
+    paths: list[Path], framings: list[_Framing], streams: set[Path], partial: bool
+) -> None:
+    """`StreamError` for input that says it is not a whole snapshot (see `load_files`)."""
+    for path, framing in zip(paths, framings, strict=True):
+        piped = path in streams
+        name = "the piped input" if piped else path.name
+        if framing.error is not None:
+            raise StreamError(
+                f"{name} ends with the producer's error mark ({framing.error}): its run failed, "
+                "so nothing was loaded and the index is as it was",
+                reason="stream-failed", hint="fix the flatten run and pipe it again",
+            )  # fmt: skip
+        if framing.miscount is not None:
+            seen, said = framing.miscount
+            raise StreamError(
+                f"{name} holds {seen:,} records before a closing mark that says {said:,}: it was "
+                "cut or spliced, so nothing was loaded and the index is as it was",
+                reason="stream-incomplete",
+            )
+        if piped and not framing.closed and not partial:
+            raise StreamError(
+                f"{name} ended without the closing mark docs-flatten's writer puts at the end of "
+                f'a complete stream ({{"{MARK_KEY}":{{"end":true,...}}}}): the producer failed '
+                "or was cut short, so nothing was loaded and the index is as it was",
+                reason="stream-incomplete",
+                hint="pipe `docs-flatten flatten` (native format) into it; for another "
+                "producer's JSONL, load a file (`index FILE`) or add --partial (add and update "
+                "only, no removals)",
+            )
 
 
 def _fingerprints(db: sqlite3.Connection, corpus: str) -> dict[str, str]:
@@ -387,7 +330,12 @@ def _apply(
     if origin is not None:  # the corpus's origin, as its newest records say
         db.execute(
             "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
-            (origin.repo_url, origin.commit, origin.ref, corpus_id),
+            (
+                origin.provenance.repo_url,
+                origin.provenance.commit,
+                origin.provenance.ref,
+                corpus_id,
+            ),
         )
     if not partial:
         for source, (doc_id, _) in existing.items():
@@ -405,9 +353,9 @@ def _write_documents(
     corpus_id: int,
     now: str,
     report: LoadReport,
-) -> Chunk | None:
+) -> Record | None:
     """Add new and replace changed documents; return the first chunk written (its origin)."""
-    origin: Chunk | None = None
+    origin: Record | None = None
     for source, doc in docs.items():
         fingerprint = doc.hasher.hexdigest()
         current = existing.get(source)
@@ -432,7 +380,7 @@ def _write_documents(
 
 def _chunks_of(
     doc: _Doc, handles: list[IO[bytes]], paths: list[Path], source: str, report: LoadReport
-) -> list[Chunk]:
+) -> list[Record]:
     """A document's chunks in ordinal order: kept from pass 1, or parsed from the file now."""
     if doc.held is not None and len(doc.held) == len(doc.lines):
         return sorted(doc.held, key=lambda c: c.ordinal)
@@ -440,11 +388,12 @@ def _chunks_of(
     for f, offset, ordinal, number in doc.lines:
         handles[f].seek(offset)
         try:
-            chunk = _parse(handles[f].readline(MAX_LINE_BYTES + 1), source)
+            chunk = decode_line(handles[f].readline(MAX_LINE_BYTES + 1), source)
         except Malformed as exc:
             report.malformed.append((paths[f].name, number, str(exc)))
             continue
-        chunk.source, chunk.ordinal = source, ordinal
+        if (chunk.source, chunk.ordinal) != (source, ordinal):
+            chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
         chunks.append(chunk)
     return sorted(chunks, key=lambda c: c.ordinal)
 
@@ -482,14 +431,15 @@ class _BatchWriter:
         self.exact: list[tuple[int, str]] = []
 
     def add(
-        self, corpus_id: int, source: str, fingerprint: str, chunks: list[Chunk], now: str
+        self, corpus_id: int, source: str, fingerprint: str, chunks: list[Record], now: str
     ) -> None:
         first = chunks[0]
         doc_id = self.next_doc
         self.next_doc += 1
         self.documents.append(
             (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
-             first.kind, first.lang, first.url, first.repo_url, first.commit, first.ref,
+             first.kind, first.lang, first.url, first.provenance.repo_url, first.provenance.commit,
+             first.provenance.ref,
              len(chunks), sum(len(c.content) for c in chunks), now)
         )  # fmt: skip
         for chunk in chunks:
@@ -500,10 +450,10 @@ class _BatchWriter:
                  json.dumps(chunk.section, ensure_ascii=False) if chunk.section else None,
                  chunk.anchor, chunk.symbol, chunk.start_line, chunk.end_line, chunk.kind,
                  chunk.redactions,
-                 json.dumps(chunk.meta, ensure_ascii=False) if chunk.meta else None)
+                 json.dumps(dict(chunk.meta), ensure_ascii=False) if chunk.meta else None)
             )  # fmt: skip
             parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
-            self.texts.append((chunk_id, chunk.title, " > ".join(chunk.section),
+            self.texts.append((chunk_id, chunk.title, SECTION_SEPARATOR.join(chunk.section),
                                chunk.symbol or "", chunk.content, parts))  # fmt: skip
             self.exact.append((chunk_id, chunk.content))
         if len(self.chunks) >= self.BATCH:
@@ -532,25 +482,35 @@ class _BatchWriter:
         db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", exact)
 
 
-def spool_records(records: Iterable[Any]) -> Path:
-    """Records (`Record`s or dicts) to a temporary JSONL file that the loader can read twice.
-
-    The caller removes the file."""
-    from flatten.writer import write_jsonl  # the writer's atomic file: never a half-written spool
-
-    fd, name = tempfile.mkstemp(prefix="docs-flatten-", suffix=".jsonl")
-    os.close(fd)
+def _spool(name: str, fill: Callable[[IO[bytes]], None]) -> Path:
+    """A temporary file the two passes can read twice, filled by `fill`; a failed write is a
+    named error (a full disk says so) and leaves no file. The caller removes the file."""
+    fd, path = tempfile.mkstemp(prefix=f"docs-flatten-{name}", suffix=".jsonl")
     try:
-        write_jsonl(records, name, lambda r: r if isinstance(r, dict) else r.to_dict())
+        with os.fdopen(fd, "wb") as out:
+            fill(out)
+    except OSError as exc:
+        os.unlink(path)
+        raise write_failed(f"the temporary copy of the {name} ({path})", exc) from exc
     except BaseException:
-        os.unlink(name)
+        os.unlink(path)
         raise
-    return Path(name)
+    return Path(path)
+
+
+def spool_records(records: Iterable[Record | dict[str, Any]]) -> Path:
+    """Records (`Record`s, or dicts in any layout the loader reads) to a temporary JSONL file."""
+
+    def fill(out: IO[bytes]) -> None:
+        for record in records:
+            out.write(encode_line(record))
+
+    return _spool("records", fill)
 
 
 def load_records(
     store: Store,
-    records: Iterable[Any],
+    records: Iterable[Record | dict[str, Any]],
     corpus: str,
     *,
     partial: bool = False,
@@ -567,7 +527,10 @@ def load_records(
 
 def spool_stdin() -> Path:
     """Standard input to a temporary file, so the two passes can read it twice."""
-    fd, name = tempfile.mkstemp(prefix="docs-flatten-stdin-", suffix=".jsonl")
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out)
-    return Path(name)
+    return _spool("stdin", lambda out: shutil.copyfileobj(sys.stdin.buffer, out))
+
+
+def stdin_is_stream() -> bool:
+    """Standard input is a pipe or socket: a stream `load_files` wants framed. A file redirected
+    to it (`index - < corpus.jsonl`) is a file."""
+    return is_stream(0)

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from flatten.record import end_mark
+
 PROJECT = Path(__file__).resolve().parent.parent
 FIXTURES = PROJECT / "fixtures"
 SHARED = PROJECT.parent / "shared"
@@ -104,7 +106,11 @@ class CliResult:
     stderr: str
 
     def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.stdout.splitlines()]
+        """stdout's JSON lines, without the closing mark a piped stream ends with."""
+        lines = [json.loads(line) for line in self.stdout.splitlines()]
+        if lines and lines[-1] == end_mark(len(lines) - 1):
+            lines.pop()
+        return lines
 
 
 def run_cli(

@@ -103,3 +103,19 @@ def test_no_import_cycles_between_modules():
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_the_index_reads_records_through_the_codec_and_never_the_writer_or_pipeline():
+    # index may use flatten's leaves (the record codec, errors, hashing), not its pipeline.
+    known = _modules()
+    allowed = {"flatten", "flatten._lazy", "flatten._version", "flatten.errors",
+               "flatten.hashing", "flatten.record", "flatten.retry", "flatten.secrets",
+               "flatten.content", "flatten.config"}  # fmt: skip
+    reached = {
+        (name, target)
+        for name, path in known.items()
+        if name.split(".")[0] == "index"
+        for target in _imports(name, path, known)
+        if target.split(".")[0] == "flatten" and target not in allowed
+    }
+    assert reached == set()

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flatten.errors import UsageError
+from flatten.record import end_mark
 from index.citations import cite, parse_rules
 from index.documents import card, get, match, show, sources, toc, words
 from index.errors import ConfigError, StoreError
@@ -347,7 +348,8 @@ def test_cli_index_reads_stdin_and_directories(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "flatten", "index", "-", str(tmp_path / "notes"), "--corpus", "mix",
          "--store", str(store_path)],
-        input=json.dumps(DOCS[0]) + "\n", capture_output=True, text=True, check=False,
+        input=json.dumps(DOCS[0]) + "\n" + json.dumps(end_mark(1)) + "\n", capture_output=True,
+        text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     found = run_cli("match", "zebras", "--store", store_path, "--paths-only")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from flatten.record import end_mark
 from tests.conftest import assert_clean_failure, file_size_limit, jsonl, record, run_cli, write
 
 ROOT = os.geteuid() == 0
@@ -78,8 +79,9 @@ def test_output_to_a_fifo_is_written_through_to_its_reader(tmp_path, docs):
     reader.join(timeout=30)
     assert result.code == 0, result.stderr
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    lines = received[0].decode().splitlines()
+    *lines, mark = received[0].decode().splitlines()  # a FIFO is a stream: it gets the mark
     assert [json.loads(line)["id"] for line in lines] == ["d0.md#1", "d1.md#1", "d2.md#1"]
+    assert json.loads(mark) == end_mark(3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["md", "pipe", "pipe-again"]
 
 

@@ -44,9 +44,8 @@ from flatten.cli.options import (
     source_records,
 )  # fmt: skip
 from flatten.config import load_config
-from flatten.profiles import PROFILES
 from flatten.progress import Progress
-from flatten.record import Record
+from flatten.record import PROFILES, Record
 from flatten.report import RunReport
 from flatten.writer import write_json, write_jsonl
 
@@ -92,7 +91,9 @@ def flatten_command(
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
     run_flatten(
-        lambda records, report: write_jsonl(records, output, PROFILES[fmt.value]),
+        lambda records, _: write_jsonl(
+            records, output, PROFILES[fmt.value], marked=fmt is Format.native
+        ),
         root=root, repo=repo, ref=ref, subdir=subdir, token_env=token_env, url=url, scope=scope,
         max_pages=max_pages, max_depth=max_depth, concurrency=concurrency, delay=delay,
         timeout=timeout, max_page_size=max_page_size, ignore_robots=ignore_robots,

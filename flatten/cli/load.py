@@ -44,6 +44,7 @@ from flatten.cli.options import (
     Url,
     Workers,
     close,
+    corpus_name,
     crawl_options,
     embedding_config,
     flatten_options,
@@ -56,7 +57,7 @@ from flatten.pipeline import FlattenOptions, flatten_root
 from flatten.progress import Progress
 from flatten.report import RunReport
 from index.ingest import IngestOptions, ingest_files, refuse_other_identity
-from index.loader import LoadReport, spool_records, spool_stdin
+from index.loader import LoadReport, spool_records, spool_stdin, stdin_is_stream
 from index.vectors.client import EmbeddingError
 
 
@@ -68,6 +69,7 @@ def _load(
     *,
     as_json: bool,
     quiet: bool,
+    streams: list[Path] | None = None,
 ) -> None:
     """Load, then (with embeddings configured) embed what has no vector yet; say what was done."""
     talk = not as_json and not quiet
@@ -85,7 +87,7 @@ def _load(
     try:
         with contextlib.ExitStack() as stack:
             report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
-                                  progress=embedded)  # fmt: skip
+                                  progress=embedded, streams=streams or ())  # fmt: skip
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:
             typer.echo(exc.report.summary(), err=True)
@@ -155,7 +157,10 @@ def index_command(
     corpus: Annotated[
         str | None,
         typer.Option(
-            "--corpus", show_default=False, help="Corpus name \\[default: the first path's name]."
+            "--corpus",
+            show_default=False,
+            callback=corpus_name,
+            help="Corpus name \\[default: the first path's name].",
         ),
     ] = None,
     store_dir: StoreDir = None,
@@ -184,11 +189,14 @@ def index_command(
     options = flatten_options(kind, include, exclude, max_file_size, max_chars, 0, settings)
     temporary: list[Path] = []
     files: list[Path] = []
+    streams: list[Path] = []  # piped: loaded only when it ends with the writer's closing mark
     try:
         for raw in paths:
             if raw == "-":
                 temporary.append(spool_stdin())
                 files.append(temporary[-1])
+                if stdin_is_stream():
+                    streams.append(temporary[-1])
                 continue
             path = Path(raw)
             if path.is_dir():
@@ -199,7 +207,7 @@ def index_command(
             else:
                 raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
         name = corpus or _default_corpus(paths[0])
-        _load(store_dir, files, name, loading, as_json=as_json, quiet=quiet)
+        _load(store_dir, files, name, loading, as_json=as_json, quiet=quiet, streams=streams)
     finally:
         for path in temporary:
             path.unlink(missing_ok=True)
@@ -221,7 +229,7 @@ def _default_corpus(first: str) -> str:
 
 
 def ingest_command(
-    corpus: Annotated[str, typer.Option("--corpus", help="Corpus name.")],
+    corpus: Annotated[str, typer.Option("--corpus", callback=corpus_name, help="Corpus name.")],
     root: Root = None,
     repo: Repo = None,
     ref: Ref = None,

@@ -4,6 +4,7 @@ and the flags turned into those dataclasses (sizes parsed, exactly one source ch
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
@@ -22,6 +23,7 @@ from flatten.pipeline import (
 from flatten.record import Record
 from flatten.report import RunReport
 from flatten.secrets import RedactionRules
+from index.loader import check_corpus_name
 from index.vectors.client import EmbeddingConfig
 
 if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
@@ -192,8 +194,26 @@ StoreDir = Annotated[
         help="The index directory \\[default: $DOCS_FLATTEN_STORE or .docs-flatten].",
     ),
 ]
+
+
+def corpus_name(value: str | None) -> str | None:
+    """A --corpus value: an empty or blank name is a usage error (no corpus can have it)."""
+    try:
+        return None if value is None else check_corpus_name(value)
+    except UsageError as exc:
+        raise typer.BadParameter(f"{exc.message} (reason: {exc.reason})") from None
+
+
+def finite(value: float | None) -> float | None:
+    """A number flag that must be finite: `nan` passes every comparison, `inf` none."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, not {value} (reason: not-finite)")
+    return value
+
+
 Corpus = Annotated[
-    str | None, typer.Option("--corpus", show_default=False, help="Only this corpus.")
+    str | None,
+    typer.Option("--corpus", show_default=False, callback=corpus_name, help="Only this corpus."),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 Config = Annotated[

@@ -22,6 +22,7 @@ from flatten.cli.options import (
     Model,
     StoreDir,
     embedding_config,
+    finite,
 )
 from flatten.cli.output import echo_json
 from flatten.config import load_config
@@ -160,7 +161,10 @@ def eval_command(
     min_ndcg: Annotated[
         float | None,
         typer.Option(
-            "--min-ndcg", show_default=False, help="Exit 1 when nDCG@k falls below this (for CI)."
+            "--min-ndcg",
+            show_default=False,
+            callback=finite,
+            help="Exit 1 when nDCG@k falls below this (for CI).",
         ),
     ] = None,
     corpus: Corpus = None,

@@ -1,0 +1,142 @@
+"""The record's one codec: every layout written reads back as the same record, our own lines are
+placed from their head without parsing, and the marks that frame a piped stream."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flatten.hashing import sha256_hex
+from flatten.record import (
+    FIELDS,
+    INT_MAX,
+    LAYOUTS,
+    PROFILES,
+    Malformed,
+    Mark,
+    Provenance,
+    Record,
+    decode_line,
+    encode_line,
+    end_mark,
+    error_mark,
+    is_stream,
+    native_head,
+    read_mark,
+    split_id,
+)
+from tests.conftest import PROJECT
+
+text = st.text(min_size=1, max_size=30)
+maybe = st.none() | text
+line_number = st.none() | st.integers(min_value=1, max_value=INT_MAX)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> Record:
+    content = draw(text.filter(str.strip))
+    meta = draw(st.dictionaries(st.sampled_from(["apiVersion", "lineUnit", "namespace", "x-n"]),
+                                st.text(max_size=10) | st.integers() | st.booleans()))  # fmt: skip
+    return Record(
+        source=draw(text),
+        ordinal=draw(st.integers(min_value=1, max_value=INT_MAX)),
+        title=draw(text),
+        content=content,
+        kind=draw(st.sampled_from(["markdown", "code", "yaml", "text"])),
+        hash=sha256_hex(content),
+        doc_hash=draw(maybe),
+        provenance=Provenance(draw(maybe), draw(maybe), draw(maybe)),
+        lang=draw(maybe),
+        doc_title=draw(maybe),
+        # A breadcrumb part holding ">" could not be told from the separator in a flat layout.
+        section=tuple(draw(st.lists(text.filter(lambda s: ">" not in s), max_size=3))),
+        anchor=draw(maybe),
+        symbol=draw(maybe),
+        start_line=draw(line_number),
+        end_line=draw(line_number),
+        url=draw(maybe),
+        redactions=draw(st.integers(min_value=0, max_value=1000)),
+        syntax_error=draw(st.booleans()),
+        meta=tuple(sorted(meta.items())),
+    )
+
+
+@pytest.mark.parametrize("layout", sorted(PROFILES))
+@given(record=records())
+def test_every_layout_written_reads_back_as_the_same_record(layout, record):
+    line = encode_line(record, layout)
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert decode_line(line, "fallback") == record
+
+
+def test_the_native_layout_writes_the_fields_in_the_codecs_order():
+    golden = (PROJECT / "tests" / "golden" / "docs-tree.jsonl").read_text().splitlines()
+    order = [f.key for f in FIELDS]
+    for line in golden:
+        keys = [k for k in json.loads(line) if k in order]
+        assert keys == sorted(keys, key=order.index)
+    assert [f.key for f in FIELDS[:7]] == [
+        "id", "source", "title", "content", "chunkSize", "repoUrl", "commit"
+    ]  # fmt: skip
+
+
+def test_framework_layouts_keep_metadata_flat():
+    record = Record("a.md", 2, "T", "body", "markdown", sha256_hex("body"), None,
+                    section=("A", "B"), start_line=3)  # fmt: skip
+    for name, layout in LAYOUTS.items():
+        line = json.loads(encode_line(record, name))
+        meta = line[layout.meta_key]
+        assert line[layout.id_key] == "a.md#2" and line[layout.content_key] == "body"
+        assert meta["section"] == "A > B" and all(not isinstance(v, list) for v in meta.values())
+        assert ("id" in meta) == layout.id_in_meta and None not in meta.values()
+
+
+@given(record=records())
+def test_our_lines_are_placed_from_their_head_without_parsing(record):
+    # A source JSON escapes, or an ordinal of 19 digits, leaves the line to the parser.
+    plain = json.dumps(record.source, ensure_ascii=False) == f'"{record.source}"'
+    expected = (record.source, record.ordinal) if plain and record.ordinal < 10**18 else None
+    assert native_head(encode_line(record)) == expected
+    spaced = json.dumps(record.to_dict())  # json.dumps' default spacing, ASCII escapes
+    assert native_head(spaced.encode()) == (expected if record.source.isascii() else None)
+
+
+def test_a_head_with_an_ordinal_past_64_bits_is_left_to_the_parser():
+    line = b'{"id":"a.md#99999999999999999999999","source":"a.md","content":"x"}'
+    assert native_head(line) is None
+    assert decode_line(line, "f").ordinal == -1  # the id is no <source>#<ordinal>: no ordinal
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("a.md#2", ("a.md", 2)), ("a#b#3", ("a#b", 3)), (f"x#{INT_MAX}", ("x", INT_MAX)),
+     (f"x#{INT_MAX + 1}", None), ("x#99999999999999999999999", None), ("x#", None),
+     ("x#²", None), ("beir-7", None)],
+)  # fmt: skip
+def test_split_id_takes_only_ordinals_a_store_can_hold(value, expected):
+    assert split_id(value) == expected
+
+
+def test_marks_are_told_from_records():
+    assert read_mark(encode_line(end_mark(3))) == Mark(records=3)
+    assert read_mark(encode_line(error_mark("disk-full"))) == Mark(error="disk-full")
+    assert read_mark(b'{"id":"a#1","source":"a","content":"x"}\n') is None
+    with pytest.raises(Malformed):
+        read_mark(b'{"docsFlatten":{"end":"yes"}}\n')
+    with pytest.raises(Malformed, match="no text"):  # a mark is clearly not a record
+        decode_line(encode_line(end_mark(3)), "f")
+
+
+def test_a_pipe_is_a_stream_and_a_file_is_not(tmp_path):
+    read, write = os.pipe()
+    try:
+        assert is_stream(read) and is_stream(write)
+    finally:
+        os.close(read)
+        os.close(write)
+    with open(tmp_path / "f", "wb") as handle:
+        assert not is_stream(handle.fileno())
