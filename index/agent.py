@@ -148,7 +148,7 @@ class Knowledge:
                 except QueryError as exc:
                     return _status(exc.reason, exc.message, hint=exc.hint)
             if page is None:
-                missing = f"no document {_cut_chars(source)!r} in the index"
+                missing = f"no document '{_cut_chars(source)}' in the index"
                 hint = "sources come from knowledge_search or knowledge_toc"
                 return _status("not_found", missing, hint=hint)
             answer = clean_json({"status": "ok", "notice": NOTICE, **to_json(page)})

@@ -27,6 +27,7 @@ def corpus_filter(db: sqlite3.Connection, corpus: str | None) -> tuple[str, list
         shown = ", ".join(repr(n) for n in names[:NAMED_CORPORA])
         more = f" and {len(names) - NAMED_CORPORA} more" if len(names) > NAMED_CORPORA else ""
         there = f"the index has {shown}{more}" if names else "the index has no corpus yet"
-        raise QueryError(f"no corpus {corpus[:200]!r} in the index ({there})",
+        # Quoted, not repr'd: the output's cleaning must see the value itself to redact a secret.
+        raise QueryError(f"no corpus '{corpus[:200]}' in the index ({there})",
                          reason="unknown-corpus", value=corpus)  # fmt: skip
     return "AND k.name = ?", [corpus]

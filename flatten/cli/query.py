@@ -286,7 +286,7 @@ def get_command(
     """A whole document, in pages of about 12,000 characters."""
     page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
     if page is None:
-        raise FlattenError(f"no document {source!r} in the index", reason="no-document",
+        raise FlattenError(f"no document '{source}' in the index", reason="no-document",
                            hint="list them with docs-flatten sources")  # fmt: skip
     if as_json:
         echo_json(page)
