@@ -129,19 +129,26 @@ def lexical(
     return _rank(db, planned.expression, top_k, corpus, snippets)
 
 
-def _rank(
-    db: sqlite3.Connection, expression: str, top_k: int, corpus: str | None, snippets: bool
-) -> list[LexicalHit]:
+def rank_query(db: sqlite3.Connection, corpus: str | None, snippets: bool) -> tuple[str, list]:
+    """The ranking SQL (parameters: the MATCH expression, the corpus's, then the limit)."""
     weights = ", ".join(str(w) for w in WEIGHTS)
     in_corpus, corpus_params = corpus_filter(db, corpus)
     if in_corpus:
-        in_corpus = f"AND f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_corpus})"
-    params: list[object] = [expression, *corpus_params, top_k]
+        # `+f.rowid`: a bare rowid would be handed to FTS5 as a constraint, which then runs the
+        # MATCH once per chunk of the corpus (seconds on a large one) instead of filtering.
+        in_corpus = f"AND +f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_corpus})"
     snippet = "snippet(chunks_fts, 3, '', '', ' … ', 24)" if snippets else "''"
-    rows = db.execute(
+    sql = (
         f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score, {snippet} "
         f"FROM chunks_fts f WHERE chunks_fts MATCH ? {in_corpus} "
-        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?",
-        params,
-    ).fetchall()
+        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
+    )
+    return sql, corpus_params
+
+
+def _rank(
+    db: sqlite3.Connection, expression: str, top_k: int, corpus: str | None, snippets: bool
+) -> list[LexicalHit]:
+    sql, corpus_params = rank_query(db, corpus, snippets)
+    rows = db.execute(sql, [expression, *corpus_params, top_k]).fetchall()
     return [LexicalHit(int(r[0]), float(r[1]), r[2] or "") for r in rows]

@@ -17,6 +17,7 @@ from flatten.jsonform import camel, json_field, to_json
 from index.agent import MAX_WORDS, OUTPUT_CAP, Knowledge
 from index.errors import QueryError
 from index.search import search_mode
+from index.store import Store
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli
 
 GITHUB_TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
@@ -263,3 +264,14 @@ def test_every_answer_of_every_tool_fits_the_cap(knowledge, tool, text, number, 
     encoded = json.dumps(answer, ensure_ascii=False)
     assert len(encoded.encode()) <= OUTPUT_CAP, (tool, len(encoded))
     assert "\x1b" not in encoded and answer["status"]
+
+
+def test_a_corpus_filter_does_not_run_the_match_once_per_chunk(store_dir):
+    from index.lexical import rank_query
+
+    with Store.open(store_dir, readonly=True) as opened:
+        sql, corpus_params = rank_query(opened.db, "notes", snippets=True)
+        plan = opened.db.execute("EXPLAIN QUERY PLAN " + sql, ['"zebra"', *corpus_params, 10])
+        fts = [row[3] for row in plan if "VIRTUAL TABLE" in row[3]]
+    # `INDEX 0:=M...` would mean a rowid lookup per corpus chunk, each running the MATCH.
+    assert fts and all("=" not in step.split("INDEX", 1)[1] for step in fts), fts
