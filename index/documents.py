@@ -24,7 +24,6 @@ from index.text import fts_string
 PAGE_CHARS = 12_000
 _TOKEN = re.compile(r"^(?P<source>.+)#(?P<ordinal>\d+)$")
 _TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
-_MAX_ORDINAL = 2**63 - 1  # SQLite's largest integer
 
 
 @dataclass
@@ -175,16 +174,13 @@ def show(
             f"not a token: {token!r} (expected <source>#<ordinal>)", reason="bad-token"
         )
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
-    ordinal = int(parsed.group("ordinal"))
-    if ordinal > _MAX_ORDINAL:
-        return None  # no such slice, and more than SQLite's integers hold
     cursor = store.db.cursor()
     cursor.row_factory = sqlite3.Row
     row = cursor.execute(
         f"SELECT {LOCATED_COLUMNS}, f.body AS body, c.meta AS meta FROM {CHUNKS} "
         "JOIN chunks_fts f ON f.rowid = c.id "
         f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
-        [parsed.group("source"), ordinal, *corpus_params],
+        [parsed.group("source"), int(parsed.group("ordinal")), *corpus_params],
     ).fetchone()
     if row is None:
         return None
