@@ -3,11 +3,11 @@
 Load records and search them from Python, as the CLI does:
 
     from flatten import FlattenOptions, flatten_root
-    from index import Store, load_records, search
+    from index import SearchOptions, Store, load_records, search
 
     with Store.open(".docs-flatten") as store:
         load_records(store, flatten_root("docs/", FlattenOptions()), "docs")
-        for hit in search(store, "rotate the signing key", top_k=5).results:
+        for hit in search(store, "rotate the signing key", SearchOptions(top_k=5)).results:
             print(hit.token, hit.citation, hit.snippet)
 
 With embeddings: `embed_pending(store, EmbeddingConfig(...))` after a load, then
@@ -23,12 +23,16 @@ from flatten._lazy import lazy_getattr
 
 # Eager: `search` is also the name of its module, which would shadow the function on the
 # package once `index.search` is imported anywhere.
-from index.search import SearchResponse, SearchResult, search
+from index.search import SearchOptions, search
 
 # Public name -> module. Loaded on first use, so `import index` (and the CLI's start-up) does
 # not pay for numpy, httpx or the agent surface until they are needed.
 _EXPORTS = {
     "Knowledge": "index.agent",
+    "Hit": "index.results",
+    "SearchResponse": "index.results",
+    "Tier": "index.results",
+    "TierUsed": "index.results",
     "CitationRule": "index.citations",
     "cite": "index.citations",
     "parse_rules": "index.citations",
@@ -61,15 +65,18 @@ __all__ = [
     "EmbedReport",
     "EmbeddingConfig",
     "EmbeddingError",
+    "Hit",
     "IdentityMismatch",
     "IngestOptions",
     "IngestReport",
     "Knowledge",
     "LoadReport",
+    "SearchOptions",
     "SearchResponse",
-    "SearchResult",
     "Store",
     "StoreError",
+    "Tier",
+    "TierUsed",
     "VectorTier",
     "cite",
     "embed_pending",
@@ -97,6 +104,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.errors import ConfigError, StoreError
     from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records
     from index.loader import LoadReport, load_files, load_records
+    from index.results import Hit, SearchResponse, Tier, TierUsed
     from index.store import Store
     from index.vectors.backfill import EmbedReport, embed_pending
     from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch

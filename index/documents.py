@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.errors import UsageError
+from flatten.jsonform import json_field
 from flatten.record import split_id
 from index.citations import CitationRule, cite
+from index.errors import QueryError
 from index.lexical import stem
-from index.results import Located, located_fields
+from index.results import LOCATED_COLUMNS, Located, located_fields
+from index.scope import CHUNKS, DOCUMENTS, corpus_filter
 from index.store import Store
-from index.text import fts_string, safe_display
+from index.text import fts_string
 
 PAGE_CHARS = 12_000
 _TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
@@ -28,14 +32,6 @@ class MatchedDocument:
     corpus: str
     chunks: int  # how many of its chunks hold every word
     title: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "corpus": self.corpus,
-            "chunks": self.chunks,
-            "title": self.title,
-        }
 
 
 def match(
@@ -52,23 +48,17 @@ def match(
         raise UsageError(
             "match needs at least one word that is not excluded with -", reason="bad-query"
         )
+    in_corpus, params = corpus_filter(store.db, corpus)
     hits = [_documents_with(store, w, exact) for w in wanted]
     documents = set.intersection(*(set(h) for h in hits))
     for word in unwanted:
         documents -= set(_documents_with(store, word, exact))
     if not documents:
         return []
-    marks = ",".join("?" * len(documents))
-    params: list[object] = list(documents)
-    corpus_filter = ""
-    if corpus:
-        corpus_filter = "AND k.name = ?"
-        params.append(corpus)
     rows = store.db.execute(
-        "SELECT d.id, d.source, k.name, d.title FROM documents d "
-        f"JOIN corpora k ON k.id = d.corpus_id WHERE d.id IN ({marks}) {corpus_filter} "
-        "ORDER BY k.name, d.source",
-        params,
+        f"SELECT d.id, d.source, k.name, d.title FROM {DOCUMENTS} "
+        f"WHERE d.id IN (SELECT value FROM json_each(?)) {in_corpus} ORDER BY k.name, d.source",
+        [json.dumps(sorted(documents)), *params],
     ).fetchall()
     return [
         MatchedDocument(source, name, max(h.get(doc_id, 0) for h in hits), title)
@@ -101,14 +91,6 @@ class Word:
     stem: str
     exact_documents: int  # documents holding this exact word
     any_form_documents: int  # documents holding any word with the same stem
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "word": self.word,
-            "stem": self.stem,
-            "exactDocuments": self.exact_documents,
-            "anyFormDocuments": self.any_form_documents,
-        }
 
 
 def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list[Word]:
@@ -152,28 +134,15 @@ class SourceInfo:
     indexed_at: str
     citation: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "corpus": self.corpus,
-            "title": self.title,
-            "chunks": self.chunks,
-            "indexedAt": self.indexed_at,
-            "citation": self.citation,
-        }
-
 
 def sources(
     store: Store, *, corpus: str | None = None, rules: list[CitationRule] | None = None
 ) -> tuple[list[SourceInfo], int]:
     """All documents, and how many of them no citation rule maps."""
-    params: list[object] = []
-    where = ""
-    if corpus:
-        where, params = "WHERE k.name = ?", [corpus]
+    in_corpus, params = corpus_filter(store.db, corpus)
     rows = store.db.execute(
-        "SELECT d.source, k.name, d.title, d.chunks, d.indexed_at FROM documents d "
-        f"JOIN corpora k ON k.id = d.corpus_id {where} ORDER BY k.name, d.source",
+        "SELECT d.source, k.name, d.title, d.chunks, d.indexed_at "
+        f"FROM {DOCUMENTS} WHERE 1 {in_corpus} ORDER BY k.name, d.source",
         params,
     ).fetchall()
     out = [
@@ -185,11 +154,10 @@ def sources(
 
 @dataclass
 class ChunkView(Located):
-    content: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    """One slice with its text and its format-specific fields (written inline in JSON)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.located_dict(), "content": self.content, **self.meta}
+    content: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, metadata=json_field(inline=True))
 
 
 def show(
@@ -205,24 +173,19 @@ def show(
         raise UsageError(
             f"not a token: {token!r} (expected <source>#<ordinal>)", reason="bad-token"
         )
-    params: list[object] = list(parsed)
-    corpus_filter = ""
-    if corpus:
-        corpus_filter, params = "AND k.name = ?", [*params, corpus]
-    row = store.db.execute(
-        "SELECT d.source, k.name, c.ordinal, c.title, c.section, c.anchor, c.start_line, "
-        "c.end_line, f.body, c.meta FROM chunks c JOIN documents d ON d.id = c.document_id "
-        "JOIN corpora k ON k.id = d.corpus_id JOIN chunks_fts f ON f.rowid = c.id "
-        f"WHERE d.source = ? AND c.ordinal = ? {corpus_filter} ORDER BY k.name LIMIT 1",
-        params,
+    in_corpus, corpus_params = corpus_filter(store.db, corpus)
+    cursor = store.db.cursor()
+    cursor.row_factory = sqlite3.Row
+    row = cursor.execute(
+        f"SELECT {LOCATED_COLUMNS}, f.body AS body, c.meta AS meta FROM {CHUNKS} "
+        "JOIN chunks_fts f ON f.rowid = c.id "
+        f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
+        [*parsed, *corpus_params],
     ).fetchone()
     if row is None:
         return None
-    source, corpus_name, ordinal, title, section, anchor, start, end, body, meta = row
-    fields = located_fields(
-        rules or [], source, corpus_name, ordinal, title, section, anchor, start, end
-    )
-    return ChunkView(**fields, content=safe_display(body), meta=json.loads(meta) if meta else {})
+    return ChunkView(**located_fields(rules or [], row), content=row["body"],
+                     meta=json.loads(row["meta"]) if row["meta"] else {})  # fmt: skip
 
 
 @dataclass
@@ -233,16 +196,6 @@ class Page:
     next_offset: int | None  # where the next page starts, None at the end
     total_chars: int
     text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "corpus": self.corpus,
-            "offset": self.offset,
-            "nextOffset": self.next_offset,
-            "totalChars": self.total_chars,
-            "text": self.text,
-        }
 
 
 def get(
@@ -255,15 +208,13 @@ def get(
 ) -> Page | None:
     """A whole document (its chunks in order) in pages, cut at line ends where possible."""
     if offset < 0:
-        raise UsageError("--offset must be 0 or more", reason="bad-offset")
-    params: list[object] = [source]
-    corpus_filter = ""
-    if corpus:
-        corpus_filter, params = "AND k.name = ?", [source, corpus]
+        raise QueryError(f"the offset must be 0 or more, not {offset}", reason="bad-offset",
+                         value=offset)  # fmt: skip
+    in_corpus, params = corpus_filter(store.db, corpus)
     doc = store.db.execute(
-        "SELECT d.id, k.name FROM documents d JOIN corpora k ON k.id = d.corpus_id "
-        f"WHERE d.source = ? {corpus_filter} ORDER BY k.name LIMIT 1",
-        params,
+        f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
+        "ORDER BY k.name LIMIT 1",
+        [source, *params],
     ).fetchone()
     if doc is None:
         return None
@@ -275,7 +226,7 @@ def get(
             (doc[0],),
         )
     ]
-    text = safe_display("\n\n".join(bodies))
+    text = "\n\n".join(bodies)
     end = min(len(text), offset + page_chars)
     if end < len(text):
         newline = text.rfind("\n", offset, end)
@@ -293,32 +244,21 @@ class TocEntry:
     title: str | None
     sections: list[str]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "corpus": self.corpus,
-            "title": self.title,
-            "sections": self.sections,
-        }
-
 
 def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[TocEntry]:
-    """Documents under a path prefix with their section titles, in order."""
-    params: list[object] = [prefix.replace("\\", "\\\\").replace("%", "\\%") + "%"]
-    corpus_filter = ""
-    if corpus:
-        corpus_filter = "AND k.name = ?"
-        params.append(corpus)
+    """Documents whose source starts with `prefix` (literally, case and all) with their section
+    titles, in order."""
+    in_corpus, params = corpus_filter(store.db, corpus)
     entries: dict[int, TocEntry] = {}
     for doc_id, source, corpus_name, doc_title, title in store.db.execute(
-        "SELECT d.id, d.source, k.name, d.title, c.title FROM documents d "
-        "JOIN corpora k ON k.id = d.corpus_id JOIN chunks c ON c.document_id = d.id "
-        f"WHERE d.source LIKE ? ESCAPE '\\' {corpus_filter} ORDER BY k.name, d.source, c.ordinal",
-        params,
+        f"SELECT d.id, d.source, k.name, d.title, c.title FROM {CHUNKS} "
+        f"WHERE substr(d.source, 1, length(?)) = ? {in_corpus} "
+        "ORDER BY k.name, d.source, c.ordinal",
+        [prefix, prefix, *params],
     ):
         entry = entries.setdefault(doc_id, TocEntry(source, corpus_name, doc_title, []))
         if title and title not in entry.sections:
-            entry.sections.append(safe_display(title))
+            entry.sections.append(title)
     return list(entries.values())
 
 
@@ -411,4 +351,4 @@ def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:
         used += len(line) + 1
     if omitted:
         lines.append(f"- ... and {omitted} more documents (use toc or search)")
-    return safe_display("\n".join(lines)) + "\n"
+    return "\n".join(lines) + "\n"

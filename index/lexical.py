@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from index.schema import TOKENIZER
+from index.scope import CHUNKS, corpus_filter
 from index.text import fts_string, query_words
 
 # bm25() column weights: title, section, symbol, body, identifier parts.
@@ -128,24 +129,26 @@ def lexical(
     return _rank(db, planned.expression, top_k, corpus, snippets)
 
 
+def rank_query(db: sqlite3.Connection, corpus: str | None, snippets: bool) -> tuple[str, list]:
+    """The ranking SQL (parameters: the MATCH expression, the corpus's, then the limit)."""
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    in_corpus, corpus_params = corpus_filter(db, corpus)
+    if in_corpus:
+        # `+f.rowid`: a bare rowid would be handed to FTS5 as a constraint, which then runs the
+        # MATCH once per chunk of the corpus (seconds on a large one) instead of filtering.
+        in_corpus = f"AND +f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_corpus})"
+    snippet = "snippet(chunks_fts, 3, '', '', ' … ', 24)" if snippets else "''"
+    sql = (
+        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score, {snippet} "
+        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {in_corpus} "
+        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
+    )
+    return sql, corpus_params
+
+
 def _rank(
     db: sqlite3.Connection, expression: str, top_k: int, corpus: str | None, snippets: bool
 ) -> list[LexicalHit]:
-    weights = ", ".join(str(w) for w in WEIGHTS)
-    params: list[object] = [expression]
-    corpus_filter = ""
-    if corpus is not None:
-        corpus_filter = (
-            "AND f.rowid IN (SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
-            "JOIN corpora k ON k.id = d.corpus_id WHERE k.name = ?)"
-        )
-        params.append(corpus)
-    params.append(top_k)
-    snippet = "snippet(chunks_fts, 3, '', '', ' … ', 24)" if snippets else "''"
-    rows = db.execute(
-        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score, {snippet} "
-        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {corpus_filter} "
-        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?",
-        params,
-    ).fetchall()
+    sql, corpus_params = rank_query(db, corpus, snippets)
+    rows = db.execute(sql, [expression, *corpus_params, top_k]).fetchall()
     return [LexicalHit(int(r[0]), float(r[1]), r[2] or "") for r in rows]

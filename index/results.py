@@ -1,17 +1,41 @@
-"""A chunk as the read commands report it: where it is and how to cite it, named in one place."""
+"""What a query answers: a slice located and cited, a search hit, the tier a search ran at.
+
+One JSON form for each, written by `flatten.jsonform.to_json` (camelCase keys) and shared by the
+CLI's `--json`, `search --queries` and the MCP answers.
+
+The names of a slice, in the query code and around it:
+- slice: the unit everything is cut into (one heading's section, one declaration, one manifest).
+- `Record` (flatten.record): a slice on the wire, one JSONL line.
+- chunk: a slice stored in the index (the `chunks` table; `chunk_id` is its row id).
+- `Located`: where a stored slice is and how to cite it; the common part of the answers below.
+- `Hit`: a ranked search result (`Located` plus score, snippet, and the vector tier's figures).
+- `ChunkView` (index.documents): one slice with its text and fields, as `show` returns it.
+- token: `<source>#<ordinal>`, a slice's key in the index, as `show` takes it.
+"""
 
 from __future__ import annotations
 
+import enum
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from flatten.jsonform import json_field
 from index.citations import CitationRule, cite
-from index.text import safe_display
+
+# The columns `located_fields` reads, named as the fields of `Located` (chunks c, documents d,
+# corpora k: see index.scope).
+LOCATED_COLUMNS = (
+    "d.source AS source, k.name AS corpus, c.ordinal AS ordinal, c.title AS title, "
+    "c.section AS section, c.anchor AS anchor, c.start_line AS start_line, "
+    "c.end_line AS end_line"
+)
 
 
 @dataclass
 class Located:
+    token: str = field(init=False)  # `<source>#<ordinal>`, derived
     source: str
     corpus: str
     ordinal: int
@@ -20,50 +44,82 @@ class Located:
     anchor: str | None
     start_line: int | None
     end_line: int | None
-    citation: str | None  # the mapped citation, when a rule matched
+    citation: str  # what a reader should see: the mapped citation, else the token
 
-    @property
-    def token(self) -> str:
-        """`<source>#<ordinal>`: the raw citation token, an index key."""
-        return f"{self.source}#{self.ordinal}"
-
-    def located_dict(self) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "source": self.source,
-            "corpus": self.corpus,
-            "ordinal": self.ordinal,
-            "title": self.title,
-            "section": self.section,
-            "anchor": self.anchor,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "citation": self.citation,
-        }
+    def __post_init__(self) -> None:
+        self.token = f"{self.source}#{self.ordinal}"
 
 
-def located_fields(
-    rules: list[CitationRule],
-    source: str,
-    corpus: str,
-    ordinal: int,
-    title: str,
-    section: str | None,
-    anchor: str | None,
-    start_line: int | None,
-    end_line: int | None,
-) -> dict[str, Any]:
-    """The `Located` fields of a chunk row: display-safe title, parsed section, its citation."""
+def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:
+    """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited."""
+    source, corpus, ordinal, title, anchor = (
+        row["source"], row["corpus"], row["ordinal"], row["title"], row["anchor"]
+    )  # fmt: skip
     return {
         "source": source,
         "corpus": corpus,
         "ordinal": ordinal,
-        "title": safe_display(title),
-        "section": json.loads(section) if section else [],
+        "title": title,
+        "section": json.loads(row["section"]) if row["section"] else [],
         "anchor": anchor,
-        "start_line": start_line,
-        "end_line": end_line,
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
         "citation": cite(
             rules, source, corpus=corpus, ordinal=ordinal, heading=title, anchor=anchor
-        ),
+        )
+        or f"{source}#{ordinal}",
     }
+
+
+_OPTIONAL = json_field(omit_none=True)
+_INTERNAL = json_field(skip=True)
+
+
+@dataclass
+class Hit(Located):
+    """A search result. The vector tier's figures are None (and left out of JSON) when it did not
+    run; `text` (the whole slice) is filled by callers that show it, such as the MCP answers."""
+
+    score: float = field(default=0.0, metadata=json_field(digits=4))
+    snippet: str | None = field(default=None, metadata=_OPTIONAL)  # None: snippets not asked
+    symbol: str | None = None
+    kind: str | None = None
+    similarity: float | None = field(default=None, metadata=json_field(omit_none=True, digits=4))
+    # Among the lexical stage's candidates (its best max(top_k, 50) by BM25: every chunk holding
+    # the query's words when fewer match), where vectors ran.
+    keyword_match: bool | None = field(default=None, metadata=_OPTIONAL)
+    lexical_rank: int | None = field(default=None, metadata=_OPTIONAL)  # for --explain
+    vector_rank: int | None = field(default=None, metadata=_OPTIONAL)
+    fused: float | None = field(default=None, metadata=json_field(omit_none=True, digits=6))
+    text: str | None = field(default=None, metadata=_OPTIONAL)
+    chunk_id: int = field(default=0, metadata=_INTERNAL)  # the store's row id, never shown
+    embed_key: str | None = field(default=None, metadata=_INTERNAL)  # its vector's key
+
+
+class Tier(enum.StrEnum):
+    LEXICAL = "lexical"  # FTS5 BM25
+    HYBRID = "hybrid"  # FTS5 and vectors, fused by reciprocal rank fusion
+    VECTOR = "vector"  # vectors alone
+
+
+# Why a search ran lexical when it did not degrade.
+NO_EMBEDDINGS = "no embeddings configured"
+REQUESTED = "requested"  # the caller asked for the lexical tier although vectors were there
+
+
+@dataclass(frozen=True)
+class TierUsed:
+    """The tier a search ran at, and why: data, not a sentence (the CLI words it)."""
+
+    name: Tier
+    degraded: bool = False  # a hybrid search that ran lexical because the vectors could not
+    reason: str | None = field(default=None, metadata=_OPTIONAL)  # why lexical (see above)
+    model: str | None = field(default=None, metadata=_OPTIONAL)
+    dimension: int | None = field(default=None, metadata=_OPTIONAL)
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    tier: TierUsed
+    results: list[Hit] = field(default_factory=list)

@@ -2,23 +2,33 @@
 
 The lexical stage (FTS5 BM25) always runs; with embeddings configured the vector stage runs too
 and the two rankings are fused by reciprocal rank fusion. When the vector stage cannot run (the
-server is down, the index has no vectors yet) a hybrid search degrades to lexical and its tier
-line says why; only a search forced to `--tier vector` fails instead.
+server is down, the index has no vectors yet) a hybrid search degrades to lexical and its
+`TierUsed` says why; only a search forced to the vector tier fails instead.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flatten.errors import UsageError
 from index.citations import CitationRule
+from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import lexical
-from index.results import Located, located_fields
+from index.results import (
+    LOCATED_COLUMNS,
+    NO_EMBEDDINGS,
+    REQUESTED,
+    Hit,
+    SearchResponse,
+    Tier,
+    TierUsed,
+    located_fields,
+)
+from index.scope import CHUNKS, corpus_filter
 from index.store import Store
-from index.text import safe_display
 from index.vectors.client import EmbeddingError
 
 if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
@@ -26,133 +36,88 @@ if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
 
     from index.vectors.stage import VectorTier
 
-LEXICAL_TIER = "tier: lexical (FTS5) - no embeddings configured"
-TIERS = ("lexical", "vector", "hybrid")
+RERANKERS = ("mmr",)
 FUSION_DEPTH = 50  # each stage contributes at least this many candidates to the fusion
 SNIPPET_CHARS = 240
 
 
-@dataclass
-class SearchResult(Located):
-    score: float = 0.0
-    snippet: str = ""
-    symbol: str | None = None
-    kind: str | None = None
-    similarity: float | None = None  # cosine to the query, where the vector stage ran
-    # Among the lexical stage's candidates (its best max(top_k, 50) by BM25: every chunk holding
-    # the query's words when fewer match), where vectors ran.
-    keyword_match: bool | None = None
-    lexical_rank: int | None = None  # ranks in each stage and the fused score, for --explain
-    vector_rank: int | None = None
-    fused: float | None = None
-    chunk_id: int = 0  # the store's row id and its vector's key: internal, never shown
-    embed_key: str | None = None
+@dataclass(frozen=True)
+class SearchOptions:
+    """How to search. `tier` forces one of `Tier` (default: hybrid when vectors are given, else
+    lexical); `rerank="mmr"` spreads near-duplicates out of the top results."""
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {
-            **self.located_dict(),
-            "score": round(self.score, 4),
-            "snippet": self.snippet,
-            "symbol": self.symbol,
-            "kind": self.kind,
-        }
-        if self.similarity is not None or self.keyword_match is not None:
-            data["similarity"] = None if self.similarity is None else round(self.similarity, 4)
-            data["keywordMatch"] = self.keyword_match
-            data["lexicalRank"] = self.lexical_rank
-            data["vectorRank"] = self.vector_rank
-            data["fused"] = None if self.fused is None else round(self.fused, 6)
-        return data
+    top_k: int = 10
+    corpus: str | None = None  # only this corpus; None: all of them
+    rules: list[CitationRule] = field(default_factory=list)
+    snippets: bool = True  # a matching excerpt of each hit (off: `snippet` is None)
+    tier: Tier | str | None = None
+    rrf_k: int = RRF_K
+    rerank: str | None = None
 
 
-@dataclass
-class SearchResponse:
-    query: str
-    tier: str
-    results: list[SearchResult] = field(default_factory=list)
-    degraded: str | None = None  # why the vector stage did not run, when it should have
-
-
-def search_mode(tier: str | None, rerank: str | None, has_vectors: bool) -> str:
-    """The tier a search runs at, or `UsageError` for settings that cannot work together."""
-    mode = tier or ("hybrid" if has_vectors else "lexical")
-    if mode not in TIERS:
-        raise UsageError(f"unknown tier {mode!r} (one of {', '.join(TIERS)})", reason="bad-tier")
-    if rerank not in (None, "mmr"):
-        raise UsageError(f"unknown re-ranker {rerank!r} (mmr)", reason="bad-rerank")
-    hint = (
-        "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass "
-        "--base-url and --model"
-    )
-    if mode != "lexical" and not has_vectors:
-        raise UsageError(f"--tier {mode} needs embeddings", reason="no-embeddings", hint=hint)
-    if rerank and mode == "lexical":
-        raise UsageError("--rerank mmr needs vectors: configure embeddings, and not "
-                         "--tier lexical", reason="no-embeddings", hint=hint)  # fmt: skip
+def search_mode(tier: Tier | str | None, rerank: str | None, has_vectors: bool) -> Tier:
+    """The tier a search runs at, or `QueryError` for settings that cannot work together."""
+    try:
+        mode = Tier(tier) if tier is not None else (Tier.HYBRID if has_vectors else Tier.LEXICAL)
+    except ValueError:
+        raise QueryError(f"unknown tier {tier!r} (one of {', '.join(t.value for t in Tier)})",
+                         reason="bad-tier", value=tier) from None  # fmt: skip
+    if rerank is not None and rerank not in RERANKERS:
+        raise QueryError(f"unknown re-ranker {rerank!r} (one of {', '.join(RERANKERS)})",
+                         reason="bad-rerank", value=rerank)  # fmt: skip
+    if mode != Tier.LEXICAL and not has_vectors:
+        raise QueryError(f"the {mode.value} tier needs embeddings", reason="no-embeddings",
+                         value=mode.value)  # fmt: skip
+    if rerank and mode == Tier.LEXICAL:
+        raise QueryError(f"re-ranking by {rerank} needs vectors: configure embeddings, and do "
+                         "not force the lexical tier", reason="rerank-needs-vectors",
+                         value=rerank)  # fmt: skip
     return mode
 
 
 def search(
     store: Store,
     query: str,
+    options: SearchOptions | None = None,
     *,
-    top_k: int = 10,
-    corpus: str | None = None,
-    rules: list[CitationRule] | None = None,
-    snippets: bool = True,
     vectors: VectorTier | None = None,
-    tier: str | None = None,
-    rrf_k: int = RRF_K,
-    rerank: str | None = None,
 ) -> SearchResponse:
-    """Ranked chunks for `query`: hybrid when `vectors` is given, else lexical.
-
-    `tier` forces one of `TIERS`; `rerank="mmr"` spreads near-duplicates out of the top results.
-    """
-    mode = search_mode(tier, rerank, vectors is not None)
-    rules = rules or []
-    if mode == "lexical" or vectors is None:
-        line = LEXICAL_TIER if vectors is None else "tier: lexical (FTS5) - forced by --tier"
-        return SearchResponse(query, line, _lexical_only(store, query, top_k, corpus, rules,
-                                                          snippets))  # fmt: skip
+    """Ranked hits for `query`: hybrid when `vectors` is given, else lexical."""
+    options = options or SearchOptions()
+    mode = search_mode(options.tier, options.rerank, vectors is not None)
+    corpus_filter(store.db, options.corpus)  # an unknown corpus fails before any work
+    if mode == Tier.LEXICAL or vectors is None:
+        why = NO_EMBEDDINGS if vectors is None else REQUESTED
+        return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why),
+                              _lexical_only(store, query, options))  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
-    depth = max(top_k, FUSION_DEPTH)
+    depth = max(options.top_k, FUSION_DEPTH)
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, corpus)
+        query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
     except VectorsUnavailable as exc:
-        if mode == "vector":
+        if mode == Tier.VECTOR:
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
-        line = f"tier: hybrid -> DEGRADED to lexical ({exc})"
-        results = _lexical_only(store, query, top_k, corpus, rules, snippets)
-        return SearchResponse(query, line, results, degraded=str(exc))
+        used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
+        return SearchResponse(query, used, _lexical_only(store, query, options))
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_hits = lexical(store.db, query, top_k=depth, corpus=corpus, snippets=snippets)
-    results = _fused(store, query_vector, vectors, lexical_hits, near, rrf_k, rules, snippets,
-                     vector_only=mode == "vector")  # fmt: skip
-    if rerank == "mmr":
-        results = _diversified(vectors, results, top_k)
-    line = (
-        f"tier: hybrid (FTS5 + vectors, RRF) - {vectors.describe()}"
-        if mode == "hybrid"
-        else f"tier: vector - {vectors.describe()}"
-    )
-    return SearchResponse(query, line, results[:top_k])
+    lexical_hits = lexical(store.db, query, top_k=depth, corpus=options.corpus,
+                           snippets=options.snippets)  # fmt: skip
+    results = _fused(store, query_vector, vectors, lexical_hits, near, options,
+                     vector_only=mode == Tier.VECTOR)  # fmt: skip
+    if options.rerank == "mmr":
+        results = _diversified(vectors, results, options.top_k)
+    used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
+    return SearchResponse(query, used, results[: options.top_k])
 
 
-def _lexical_only(
-    store: Store,
-    query: str,
-    top_k: int,
-    corpus: str | None,
-    rules: list[CitationRule],
-    snippets: bool,
-) -> list[SearchResult]:
-    hits = lexical(store.db, query, top_k=top_k, corpus=corpus, snippets=snippets)
-    results = describe(store, [(h.chunk_id, h.score, h.snippet) for h in hits], rules)
+def _lexical_only(store: Store, query: str, options: SearchOptions) -> list[Hit]:
+    hits = lexical(store.db, query, top_k=options.top_k, corpus=options.corpus,
+                   snippets=options.snippets)  # fmt: skip
+    results = describe(store, [(h.chunk_id, h.score, h.snippet) for h in hits], options)
     results.sort(key=lambda r: -r.score)
-    return results[:top_k]
+    return results[: options.top_k]
 
 
 def _fused(
@@ -161,20 +126,18 @@ def _fused(
     vectors: VectorTier,
     lexical_hits: list[Any],
     near: list[tuple[int, float]],
-    rrf_k: int,
-    rules: list[CitationRule],
-    snippets: bool,
+    options: SearchOptions,
     *,
     vector_only: bool,
-) -> list[SearchResult]:
+) -> list[Hit]:
     lexical_ids = [h.chunk_id for h in lexical_hits]
     vector_ids = [chunk_id for chunk_id, _ in near]
     if vector_only:
         fused = [(chunk_id, similarity) for chunk_id, similarity in near]
     else:
-        fused = rrf([lexical_ids, vector_ids], rrf_k)
+        fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     snippet_of = {h.chunk_id: h.snippet for h in lexical_hits}
-    if snippets:  # a hit that matched no word: the start of its text
+    if options.snippets:  # a hit that matched no word: the start of its text
         openings = chunk_texts(store, [c for c, _ in fused if c not in snippet_of], SNIPPET_CHARS)
         snippet_of.update((c, text + " …") for c, text in openings.items())
     keyword = set(lexical_ids)
@@ -182,7 +145,7 @@ def _fused(
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
     similarity = dict(near)
     matrix = vectors.matrix()
-    results = describe(store, [(c, score, snippet_of.get(c, "")) for c, score in fused], rules)
+    results = describe(store, [(c, score, snippet_of.get(c, "")) for c, score in fused], options)
     fused_score = dict(fused)
     for result in results:
         chunk_id = result.chunk_id
@@ -198,9 +161,7 @@ def _fused(
     return results
 
 
-def _diversified(
-    vectors: VectorTier, results: list[SearchResult], top_k: int
-) -> list[SearchResult]:
+def _diversified(vectors: VectorTier, results: list[Hit], top_k: int) -> list[Hit]:
     import numpy as np
 
     matrix = vectors.matrix()
@@ -225,18 +186,17 @@ def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) ->
     return dict(rows.fetchall())
 
 
-def describe(
-    store: Store, hits: list[tuple[int, float, str]], rules: list[CitationRule]
-) -> list[SearchResult]:
-    """Results for chunk ids, with their document, corpus (weight applied) and citation."""
+def describe(store: Store, hits: list[tuple[int, float, str]], options: SearchOptions) -> list[Hit]:
+    """Hits for (chunk id, score, snippet), with document, corpus (weight applied), citation."""
     if not hits:
         return []
+    cursor = store.db.cursor()
+    cursor.row_factory = sqlite3.Row
     rows = {
-        row[0]: row
-        for row in store.db.execute(
-            "SELECT c.id, d.source, c.ordinal, c.title, c.section, c.anchor, c.start_line, "
-            "c.end_line, k.name, k.weight, c.symbol, c.kind, c.embed_key FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
+        row["chunk_id"]: row
+        for row in cursor.execute(
+            f"SELECT c.id AS chunk_id, {LOCATED_COLUMNS}, k.weight AS weight, c.symbol AS symbol, "
+            f"c.kind AS kind, c.embed_key AS embed_key FROM {CHUNKS} "
             "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps([h[0] for h in hits]),),
         )
@@ -246,31 +206,15 @@ def describe(
         row = rows.get(chunk_id)
         if row is None:
             continue
-        (
-            _,
-            source,
-            ordinal,
-            title,
-            section,
-            anchor,
-            start,
-            end,
-            corpus,
-            weight,
-            symbol,
-            kind,
-            key,
-        ) = row
-        fields = located_fields(rules, source, corpus, ordinal, title, section, anchor, start, end)
         results.append(
-            SearchResult(
-                **fields,
-                score=score * weight,
-                snippet=safe_display(" ".join(snippet.split())),
-                symbol=symbol,
-                kind=kind,
+            Hit(
+                **located_fields(options.rules, row),
+                score=score * row["weight"],
+                snippet=" ".join(snippet.split()) if options.snippets else None,
+                symbol=row["symbol"],
+                kind=row["kind"],
                 chunk_id=chunk_id,
-                embed_key=key,
+                embed_key=row["embed_key"],
             )
         )
     return results

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from flatten.secrets import redact
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _UPPER = re.compile(r"[A-Z]")
@@ -126,3 +129,32 @@ def fts_string(word: str) -> str:
 def safe_display(text: str) -> str:
     """Indexed text is untrusted: strip terminal escape and control sequences before printing."""
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def clean(text: str) -> str:
+    """What may leave the tool: display-safe and secret-free, since indexed text may be anyone's.
+
+    The one cleaning of the output boundary (every line the CLI prints, every string of a JSON
+    answer); the library keeps the indexed text as it is.
+    """
+    return redact(safe_display(text)).text
+
+
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def one_line(text: str) -> str:
+    """A field shown inside a line of text (a path, a title): its line breaks written as `\\n`,
+    so a file named with a newline cannot break the layout or forge a line of output."""
+    return text.translate(_LINE_BREAKS)
+
+
+def clean_json(value: Any) -> Any:
+    """JSON-ready data with every string in it (keys too) cleaned."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(str(k)): clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(item) for item in value]
+    return value

@@ -41,7 +41,7 @@ def test_readme_python_examples_run(number, tmp_path, monkeypatch):
     expected = [
         ["guide/install.md#3", "['Title', 'Part']", "['guide/install.md']"],
         ["guide/", "guide/"],
-        ["tier: lexical (FTS5)", "guide/install.md#3"],
+        ["'name': 'lexical'", "guide/install.md#3"],
     ][number]
     for text in expected:
         assert text in printed, (text, printed)

@@ -110,7 +110,7 @@ def test_the_index_reads_records_through_the_codec_and_never_the_writer_or_pipel
     known = _modules()
     allowed = {"flatten", "flatten._lazy", "flatten._version", "flatten.errors",
                "flatten.hashing", "flatten.record", "flatten.retry", "flatten.secrets",
-               "flatten.content", "flatten.config"}  # fmt: skip
+               "flatten.content", "flatten.config", "flatten.jsonform"}  # fmt: skip
     reached = {
         (name, target)
         for name, path in known.items()

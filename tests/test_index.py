@@ -21,7 +21,7 @@ from index.citations import cite, parse_rules
 from index.documents import card, get, match, show, sources, toc, words
 from index.errors import ConfigError, StoreError
 from index.loader import load_files
-from index.search import search
+from index.search import SearchOptions, search
 from index.store import Store
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
 
@@ -73,9 +73,8 @@ def test_corpora_are_separate_and_search_fans_out_or_filters(store, tmp_path):
     load_files(store, [jsonl(tmp_path / "a.jsonl", DOCS[:2])], "ops")
     load_files(store, [jsonl(tmp_path / "b.jsonl", DOCS[2:])], "code")
     assert {r.corpus for r in search(store, "deployments cluster").results} == {"ops", "code"}
-    assert {r.corpus for r in search(store, "deployments cluster", corpus="code").results} == {
-        "code"
-    }
+    only_code = search(store, "deployments cluster", SearchOptions(corpus="code")).results
+    assert {r.corpus for r in only_code} == {"code"}
 
 
 def test_malformed_lines_are_counted_by_line_number_and_never_stop_the_load(store, tmp_path):
@@ -218,13 +217,15 @@ def test_no_query_string_raises(loaded, text):
         assert all(w.startswith("-") or not w.strip() for w in text.split())
 
 
-def test_terminal_control_sequences_are_stripped_from_results(store, tmp_path):
+def test_terminal_control_sequences_are_stripped_where_text_leaves_the_tool(store, tmp_path):
     evil = record("evil.md", 1, "clean \x1b[2J\x1b]0;owned\x07text \x07bell", title="t\x1b[31mred")
     load_files(store, [jsonl(tmp_path / "a.jsonl", [evil])], "docs")
-    result = search(store, "clean text").results[0]
-    assert "\x1b" not in result.snippet and "\x07" not in result.snippet
-    assert result.title == "tred"
-    assert "\x1b" not in show(store, "evil.md#1").content
+    assert search(store, "clean text").results[0].title == "t\x1b[31mred"  # the library keeps it
+    for args in (("search", "clean text"), ("search", "clean text", "--json"),
+                 ("show", "evil.md#1"), ("toc",), ("get", "evil.md")):  # fmt: skip
+        shown = run_cli(*args, "--store", store.path.parent)
+        assert shown.code == 0 and shown.stdout, args
+        assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, args
 
 
 def test_citation_rules_map_sources_with_groups_builtins_and_encoding():
@@ -363,9 +364,8 @@ def test_our_lines_and_foreign_lines_load_to_the_same_index(store, tmp_path):
     load_files(store, [native], "a")
     load_files(store, [foreign], "b")
     for corpus in ("a", "b"):
-        assert [(r.token, r.title) for r in search(store, "rollbacks", corpus=corpus).results] == [
-            ("guide/deploy.md#2", "Rollback")
-        ]
+        found = search(store, "rollbacks", SearchOptions(corpus=corpus)).results
+        assert [(r.token, r.title) for r in found] == [("guide/deploy.md#2", "Rollback")]
 
 
 def test_a_bad_line_that_looks_like_ours_is_caught_when_parsed(store, tmp_path):

@@ -100,7 +100,7 @@ def test_tools_schemas_over_stdio_with_a_real_client(corpus):
     assert "exhaustive" in every["knowledge_enumerate"].description
     assert every["knowledge_get"].input_schema["required"] == ["source"]
     assert all(t.annotations.read_only_hint for t in every.values())
-    assert answers[0]["results"][0]["path"] == "docs/guide/install.md"
+    assert answers[0]["results"][0]["source"] == "docs/guide/install.md"
 
 
 def test_the_two_search_tools_are_the_default():
@@ -110,12 +110,15 @@ def test_the_two_search_tools_are_the_default():
 
 def test_search_returns_cited_hits_with_paths_lines_and_text(knowledge):
     found = knowledge.search("install with docker", 3)
-    assert found["status"] == "ok" and found["tier"].startswith("tier: lexical (FTS5)")
+    assert found["status"] == "ok"
+    assert found["tier"] == {"name": "lexical", "degraded": False,
+                             "reason": "no embeddings configured"}  # fmt: skip
     assert "Untrusted reference data" in found["notice"]
     top = found["results"][0]
     assert top["citation"] == "https://docs.example.com/guide/install/#with-docker"
-    assert top["index_ref"] == "docs/guide/install.md#3" and top["path"] == "docs/guide/install.md"
-    assert top["section"] == "Installation > With Docker" and top["lines"] == "16-35"
+    assert top["token"] == "docs/guide/install.md#3" and top["source"] == "docs/guide/install.md"
+    assert top["section"] == ["Installation", "With Docker"]
+    assert (top["startLine"], top["endLine"]) == (16, 35)
     assert "docker run -p 8080" in top["text"]
     assert len(found["results"]) == 3
 
@@ -146,10 +149,10 @@ def test_get_pages_and_toc(knowledge):
     first = knowledge.get("notes/big.md")
     second = knowledge.get("notes/big.md", 12_000)
     contents = knowledge.toc("docs/guide/")
-    assert first["next_offset"] and len(first["text"]) <= 12_000
+    assert first["nextOffset"] and len(first["text"]) <= 12_000
     assert second["offset"] == 12_000 and second["text"]
-    assert {d["path"] for d in contents["documents"]} >= {"docs/guide/install.md"}
-    install = next(d for d in contents["documents"] if d["path"] == "docs/guide/install.md")
+    assert {d["source"] for d in contents["documents"]} >= {"docs/guide/install.md"}
+    install = next(d for d in contents["documents"] if d["source"] == "docs/guide/install.md")
     assert "With Docker" in install["sections"]
 
 
@@ -193,8 +196,9 @@ def test_hybrid_search_carries_similarity_and_keyword_match(tmp_path):
         hybrid = Knowledge(store, embeddings=EmbeddingConfig(base_url=url, model="hash-64"))
         found = hybrid.search("install with docker", 3)
         hybrid.close()
-    assert found["tier"] == "tier: hybrid (FTS5 + vectors, RRF) - model=hash-64 dim=64"
-    assert all("similarity" in h and "keyword_match" in h for h in found["results"])
+    assert found["tier"] == {"name": "hybrid", "degraded": False, "model": "hash-64",
+                             "dimension": 64}  # fmt: skip
+    assert all("similarity" in h and "keywordMatch" in h for h in found["results"])
 
 
 def _free_port() -> int:
@@ -227,7 +231,7 @@ def test_one_round_trip_over_streamable_http_then_sigterm_stops_it_cleanly(corpu
         found = session(f"http://127.0.0.1:{port}/mcp",
                         ("knowledge_search", {"query": "install with docker"}))  # fmt: skip
         assert sorted(found["tools"]) == ["knowledge_enumerate", "knowledge_search"]
-        assert found["answers"][0]["results"][0]["path"] == "docs/guide/install.md"
+        assert found["answers"][0]["results"][0]["source"] == "docs/guide/install.md"
     finally:
         server.terminate()
         _, stderr = server.communicate(timeout=10)

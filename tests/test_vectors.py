@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from index.documents import stats
 from index.fusion import mmr, rrf
 from index.loader import load_files
-from index.search import search
+from index.results import Tier
+from index.search import SearchOptions, search
 from index.store import Store
 from index.vectors.backfill import embed_pending
 from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
@@ -211,7 +212,8 @@ def test_a_server_answering_another_dimension_is_refused(server, store, tmp_path
     # At query time the same server degrades the search instead of mixing dimensions.
     with VectorTier(store, settings(server)) as vectors:
         response = search(store, "kafka", vectors=vectors)
-    assert "DEGRADED to lexical" in response.tier and "dimension 32" in response.tier
+    assert response.tier.degraded and response.tier.name == Tier.LEXICAL
+    assert "dimension 32" in response.tier.reason
 
 
 def test_vectors_of_removed_documents_are_collected(server, store, tmp_path):
@@ -301,7 +303,7 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
                      "hash-64", "--tier", "lexical")  # fmt: skip
     assert forced.code == 0 and forced.stderr.startswith("tier: lexical (FTS5) - forced by --tier")
     no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
-    assert_clean_failure(no_vectors, 2, "--rerank mmr needs vectors")
+    assert_clean_failure(no_vectors, 2, "--rerank: re-ranking by mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")
     assert_clean_failure(no_config, 2, "needs embeddings")
 
@@ -318,7 +320,7 @@ def test_queries_file_and_eval_run_hybrid_with_queries_embedded_in_one_batch(
     many = run_cli("search", "--queries", queries, "-k", "3", *base)
     assert many.code == 0, many.stderr
     lines = [json.loads(line) for line in many.stdout.splitlines()]
-    assert len(lines) == 8 and all(line["tier"].startswith("tier: hybrid (") for line in lines)
+    assert len(lines) == 8 and all(line["tier"]["name"] == "hybrid" for line in lines)
     assert [len(batch) for batch in EmbeddingServer.requests] == [8]
     hybrid = run_cli("eval", "--queries", queries, "--qrels", qrels, *base, "--json")
     lexical = run_cli("eval", "--queries", queries, "--qrels", qrels, *base, "--tier", "lexical",
@@ -334,8 +336,9 @@ def test_mmr_keeps_near_duplicates_out_of_the_top(server, store, tmp_path):
     load_files(store, [jsonl(tmp_path / "a.jsonl", [*copies, other])], "d")
     embed_pending(store, settings(server))
     with VectorTier(store, settings(server)) as vectors:
-        plain = search(store, "rotate the signing key", top_k=2, vectors=vectors)
-        spread = search(store, "rotate the signing key", top_k=2, vectors=vectors, rerank="mmr")
+        plain = search(store, "rotate the signing key", SearchOptions(top_k=2), vectors=vectors)
+        spread = search(store, "rotate the signing key", SearchOptions(top_k=2, rerank="mmr"),
+                        vectors=vectors)  # fmt: skip
     assert all(r.source.startswith("mirror") for r in plain.results)
     assert [r.source for r in spread.results][1] == "other.md"
 
@@ -394,9 +397,9 @@ def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
     with VectorTier(store, settings(server, timeout=0.2)) as vectors:
         first = search(store, "postgres vacuum", vectors=vectors)
         second = search(store, "redis eviction", vectors=vectors)
-    assert first.tier.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable: ")
-    assert "did not answer within 0.2 s" in first.tier and first.results
-    assert second.degraded == first.degraded and len(EmbeddingServer.requests) == 1
+    assert first.tier.degraded and first.tier.reason.startswith("embeddings unreachable: ")
+    assert "did not answer within 0.2 s" in first.tier.reason and first.results
+    assert second.tier == first.tier and len(EmbeddingServer.requests) == 1
 
 
 def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp_path, monkeypatch):
@@ -421,7 +424,8 @@ def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tm
     load_files(store, [jsonl(tmp_path / "a.jsonl", big_document()[:8])], "ops")
     embed_pending(store, settings(server))
     with VectorTier(store, settings(server)) as vectors:
-        hits = search(store, "helm rollback", top_k=8, vectors=vectors, tier="vector").results
+        hits = search(store, "helm rollback", SearchOptions(top_k=8, tier="vector"),
+                      vectors=vectors).results  # fmt: skip
     for hit in hits:
         text = store.db.execute("SELECT body FROM chunks_fts WHERE rowid = ?", (hit.chunk_id,))
         expected = float(np.dot(embed(text.fetchone()[0], 64), embed("helm rollback", 64)))

@@ -18,6 +18,8 @@ from flatten._version import __version__
 from flatten.cli import flatten, load, mcp, pack, query
 from flatten.cli.help import Command, command_class
 from flatten.errors import FlattenError
+from index.errors import QueryError
+from index.text import clean
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +33,30 @@ app = typer.Typer(
 )
 
 
+_EMBEDDINGS_HINT = (
+    "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass --base-url and "
+    "--model"
+)
+# A query error names the value at fault, never a flag: the flag (and hint) of each reason.
+QUERY_FLAGS: dict[str, tuple[str, str | None]] = {
+    "bad-tier": ("--tier", None),
+    "no-embeddings": ("--tier", _EMBEDDINGS_HINT),
+    "bad-rerank": ("--rerank", None),
+    "rerank-needs-vectors": ("--rerank", _EMBEDDINGS_HINT),
+    "bad-offset": ("--offset", None),
+    "unknown-corpus": ("--corpus", "docs-flatten stats lists the corpora"),
+}
+
+
+def error_lines(exc: FlattenError) -> list[str]:
+    """What the user reads for a failure: the message (with its flag), then the hint."""
+    message, hint = exc.message, exc.hint
+    if isinstance(exc, QueryError) and exc.reason in QUERY_FLAGS:
+        flag, flag_hint = QUERY_FLAGS[exc.reason]
+        message, hint = f"{flag}: {message}", hint or flag_hint
+    return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
+
+
 def reports_errors(command: F) -> F:
     """Map the error hierarchy (and Ctrl-C, and a closed pipe) to messages and exit codes."""
 
@@ -39,9 +65,8 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except FlattenError as exc:
-            typer.echo(f"error: {exc.message}", err=True)
-            if exc.hint:
-                typer.echo(f"hint: {exc.hint}", err=True)
+            for line in error_lines(exc):
+                typer.echo(line, err=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             typer.echo("interrupted: nothing was written", err=True)

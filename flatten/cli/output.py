@@ -3,6 +3,10 @@ print; this module decides how, so the text forms live in one place.
 
 Data goes to stdout and nothing else does: the tier line of a ranked search is a diagnostic and
 goes to stderr, so `docs-flatten get README.md > x.md` writes exactly the document.
+
+Everything printed passes `index.text.clean` here, once: indexed text is untrusted, so no escape
+sequence reaches the terminal and no secret leaves the index (`say` for text, `echo_json` and
+`json_line` for JSON). A field inside a line (a path, a title) shows its line breaks as `\\n`.
 """
 
 from __future__ import annotations
@@ -12,24 +16,58 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from flatten.jsonform import to_json
+from flatten.writer import dumps
+from index.results import REQUESTED, Tier, TierUsed
+from index.text import clean, clean_json, one_line
+
 if TYPE_CHECKING:
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
-    from index.search import SearchResponse
+    from index.results import SearchResponse
     from index.vectors.client import DoctorReport
 
 
+def say(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print a line (or a block) of text, cleaned."""
+    typer.echo(clean(text), err=err, nl=nl)
+
+
+def _f(value: object) -> str:
+    """A field shown inside a line of text."""
+    return one_line(str(value))
+
+
 def echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    """A JSON document (dataclasses in their one JSON form), every string cleaned."""
+    typer.echo(json.dumps(clean_json(to_json(data)), ensure_ascii=False, indent=2))
 
 
-def tier_line(line: str) -> None:
-    """Which tier a ranked search ran at (and why, when it degraded): on stderr."""
-    typer.echo(line, err=True)
+def json_line(data: Any) -> None:
+    """One compact JSON line (`search --queries`), every string cleaned."""
+    typer.echo(dumps(clean_json(to_json(data))))
+
+
+def tier_text(used: TierUsed) -> str:
+    """The tier line: which tier a ranked search ran at, and why (worded here, and only here)."""
+    if used.degraded:
+        return f"tier: hybrid -> DEGRADED to lexical ({used.reason})"
+    if used.name == Tier.LEXICAL:
+        why = "forced by --tier" if used.reason == REQUESTED else used.reason
+        return f"tier: lexical (FTS5) - {why}"
+    vectors = f"model={used.model} dim={used.dimension}"
+    if used.name == Tier.HYBRID:
+        return f"tier: hybrid (FTS5 + vectors, RRF) - {vectors}"
+    return f"tier: vector - {vectors}"
+
+
+def tier_line(used: TierUsed) -> None:
+    """The tier line, on stderr."""
+    say(tier_text(used), err=True)
 
 
 def results(response: SearchResponse, explain: bool = False) -> None:
     if not response.results:
-        typer.echo("no results: nothing in the index matched this query")
+        say("no results: nothing in the index matched this query")
         return
     for n, r in enumerate(response.results, start=1):
         lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
@@ -37,89 +75,91 @@ def results(response: SearchResponse, explain: bool = False) -> None:
         if r.keyword_match is not None:
             similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
             vector = f" similarity={similarity} keyword={'yes' if r.keyword_match else 'no'}"
-        typer.echo(f"{n}. {r.token}  {lines}  [{r.corpus}] score={r.score:.4g}{vector}")
+        say(f"{n}. {_f(r.token)}  {lines}  [{_f(r.corpus)}] score={r.score:.4g}{vector}")
         if explain:
-            typer.echo(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
-                       f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} (sum of 1/(k+rank)), "
-                       f"score {r.score:.6f} after the corpus weight")  # fmt: skip
-        typer.echo(f"   {r.title}" + (f"  ({' > '.join(r.section)})" if r.section else ""))
-        if r.citation:
-            typer.echo(f"   cite: {r.citation}")
+            say(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
+                f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} (sum of 1/(k+rank)), "
+                f"score {r.score:.6f} after the corpus weight")  # fmt: skip
+        section = f"  ({_f(' > '.join(r.section))})" if r.section else ""
+        say(f"   {_f(r.title)}{section}")
+        if r.citation != r.token:
+            say(f"   cite: {_f(r.citation)}")
         if r.snippet:
-            typer.echo(f"   {r.snippet}")
+            say(f"   {_f(r.snippet)}")
 
 
 def evaluation(summary: dict[str, Any]) -> None:
-    typer.echo(" ".join(f"{key}={value}" for key, value in summary.items()))
+    say(" ".join(f"{key}={value}" for key, value in summary.items()))
 
 
 def matched(found: list[MatchedDocument], words: list[str], paths_only: bool) -> None:
     if not found:
-        typer.echo("no document contains " + " and ".join(words))
+        say("no document contains " + " and ".join(_f(w) for w in words))
     for doc in found:
-        typer.echo(
-            doc.source if paths_only else f"{doc.source}  [{doc.corpus}] {doc.chunks} chunk(s)"
-        )
+        say(_f(doc.source) if paths_only else
+            f"{_f(doc.source)}  [{_f(doc.corpus)}] {doc.chunks} chunk(s)")  # fmt: skip
 
 
 def vocabulary(found: list[Word]) -> None:
     for w in found:
-        typer.echo(
-            f"{w.word:<30} stem={w.stem:<24} exact={w.exact_documents} "
-            f"any-form={w.any_form_documents}"
-        )
+        say(f"{_f(w.word):<30} stem={_f(w.stem):<24} exact={w.exact_documents} "
+            f"any-form={w.any_form_documents}")  # fmt: skip
 
 
 def sources(found: list[SourceInfo], unmapped: int) -> None:
     for s in found:
-        cited = f"  -> {s.citation}" if s.citation else ""
-        typer.echo(f"{s.source}  [{s.corpus}] {s.chunks} chunk(s), {s.indexed_at}{cited}")
-    typer.echo(f"{len(found)} document(s); {unmapped} without a citation rule match")
+        cited = f"  -> {_f(s.citation)}" if s.citation else ""
+        say(f"{_f(s.source)}  [{_f(s.corpus)}] {s.chunks} chunk(s), {_f(s.indexed_at)}{cited}")
+    say(f"{len(found)} document(s); {unmapped} without a citation rule match")
 
 
 def chunk(view: ChunkView) -> None:
     lines = f"  L{view.start_line}-{view.end_line}" if view.start_line else ""
-    typer.echo(f"{view.token}  [{view.corpus}] {view.title}{lines}")
-    if view.citation:
-        typer.echo(f"cite: {view.citation}")
-    typer.echo("")
-    typer.echo(view.content)
+    say(f"{_f(view.token)}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
+    if view.citation != view.token:
+        say(f"cite: {_f(view.citation)}")
+    say("")
+    say(view.content)
 
 
 def page(found: Page, source: str) -> None:
-    typer.echo(found.text, nl=False)
+    say(found.text, nl=False)
     if found.next_offset is not None:
-        typer.echo(f"\n[continues: docs-flatten get {source} --offset {found.next_offset}]")
+        say(f"\n[continues: docs-flatten get {_f(source)} --offset {found.next_offset}]")
 
 
 def toc(entries: list[TocEntry]) -> None:
     for entry in entries:
-        typer.echo(f"{entry.source}" + (f"  ({entry.title})" if entry.title else ""))
+        say(_f(entry.source) + (f"  ({_f(entry.title)})" if entry.title else ""))
         for title in entry.sections:
-            typer.echo(f"  - {title}")
+            say(f"  - {_f(title)}")
+
+
+def card(text: str) -> None:
+    say(text, nl=False)
 
 
 def stats(info: dict[str, Any]) -> None:
-    typer.echo(f"store: {info['store']} ({info['bytes'] / 1e6:.1f} MB)")
+    say(f"store: {_f(info['store'])} ({info['bytes'] / 1e6:.1f} MB)")
     for c in info["corpora"]:
-        origin = f" from {c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
-        typer.echo(f"corpus {c['name']}: {c['documents']} documents, {c['chunks']} chunks{origin}")
-    typer.echo("kinds: " + ", ".join(f"{k} {v}" for k, v in info["kinds"].items()))
+        origin = f" from {_f(c['repoUrl'])}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else ""
+        say(f"corpus {_f(c['name'])}: {c['documents']} documents, {c['chunks']} chunks{origin}")
+    say("kinds: " + ", ".join(f"{_f(k)} {v}" for k, v in info["kinds"].items()))
     if vectors := info["vectors"]:
         skipped = ", ".join(f"{n} {why}" for why, n in vectors["chunksSkipped"].items())
-        typer.echo(f"vectors: {vectors['vectors']:,} of model={vectors['model']} "
-                   f"dim={vectors['dimension']}; chunks with a vector "
-                   f"{vectors['chunksWithVector']:,}, pending {vectors['chunksPending']:,}"
-                   + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
+        say(f"vectors: {vectors['vectors']:,} of model={_f(vectors['model'])} "
+            f"dim={vectors['dimension']}; chunks with a vector "
+            f"{vectors['chunksWithVector']:,}, pending {vectors['chunksPending']:,}"
+            + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
 
 
 def doctor(report: DoctorReport) -> None:
-    typer.echo(f"server: {report.base_url}  model: {report.model}")
+    say(f"server: {_f(report.base_url)}  model: {_f(report.model)}")
     if report.reachable:
-        typer.echo(f"reachable: yes  dimension: {report.dimension}  "
-                   f"normalised: {'yes' if report.normalized else 'no'}")  # fmt: skip
-        typer.echo("latency per batch of 8: " + ", ".join(f"{ms} ms" for ms in
-                                                          report.batch_latency_ms))  # fmt: skip
+        say(f"reachable: yes  dimension: {report.dimension}  "
+            f"normalised: {'yes' if report.normalized else 'no'}")  # fmt: skip
+        say("latency per batch of 8: " + ", ".join(f"{ms} ms" for ms in
+                                                   report.batch_latency_ms))  # fmt: skip
     if report.suggested_query_prefix:
-        typer.echo(f"suggested query_prefix: {report.suggested_query_prefix!r}")
-        typer.echo(f"suggested document_prefix: {report.suggested_document_prefix!r}")
+        say(f"suggested query_prefix: {report.suggested_query_prefix!r}")
+        say(f"suggested document_prefix: {report.suggested_document_prefix!r}")

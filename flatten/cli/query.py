@@ -27,12 +27,13 @@ from flatten.cli.options import (
 from flatten.cli.output import echo_json
 from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
-from flatten.writer import dumps
+from flatten.jsonform import to_json
 from index import documents
 from index.citations import CitationRule, parse_rules
 from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
-from index.search import LEXICAL_TIER, TIERS, search, search_mode
+from index.results import NO_EMBEDDINGS, Tier, TierUsed
+from index.search import SearchOptions, search, search_mode
 from index.store import Store
 from index.vectors.client import EmbeddingConfig, doctor
 
@@ -56,7 +57,7 @@ def _read(store_dir: str | None, query: Callable[[Store], T]) -> T:
 
 Tier = Annotated[
     str | None,
-    typer.Option("--tier", show_default=False, metavar="|".join(TIERS),
+    typer.Option("--tier", show_default=False, metavar="|".join(t.value for t in Tier),
                  help="Force a tier \\[default: hybrid with embeddings configured, else lexical]."),
 ]  # fmt: skip
 RrfK = Annotated[int, typer.Option("--rrf-k", min=1, help="Reciprocal rank fusion constant k.")]
@@ -115,41 +116,40 @@ def search_command(
     settings = load_config(config)
     rules = _rules(settings)
     embedding = embedding_config(settings, base_url, model, api_key_env)
+    options = SearchOptions(top_k=top_k, corpus=corpus, rules=rules, tier=tier, rrf_k=rrf_k,
+                            rerank=rerank)  # fmt: skip
     with Store.open(store_dir, readonly=True) as store:
         vectors = _vector_tier(store, embedding, tier, rerank)
-        options = {"top_k": top_k, "corpus": corpus, "rules": rules, "vectors": vectors,
-                   "tier": tier, "rrf_k": rrf_k, "rerank": rerank}  # fmt: skip
         try:
             if queries_file is not None:
                 _search_many(store, read_queries(queries_file), vectors, options)
                 return
             assert query is not None
-            response = search(store, query, **options)
+            response = search(store, query, options, vectors=vectors)
         finally:
             if vectors is not None:
                 vectors.close()
     output.tier_line(response.tier)
     if as_json:
-        echo_json([r.to_dict() for r in response.results])
+        echo_json(response.results)
     else:
         output.results(response, explain)
 
 
 def _search_many(
-    store: Store, questions: list[Any], vectors: VectorTier | None, options: dict[str, Any]
+    store: Store, questions: list[Any], vectors: VectorTier | None, options: SearchOptions
 ) -> None:
-    """One JSON line of results per query; each distinct tier line once, on stderr."""
+    """One JSON line per query (its id, then the response's JSON form); each distinct tier line
+    once, on stderr."""
     if vectors is not None:
         vectors.prepare([q.text for q in questions])
-    said: set[str] = set()
+    said: set[TierUsed] = set()
     for q in questions:
-        response = search(store, q.text, **options)
+        response = search(store, q.text, options, vectors=vectors)
         if response.tier not in said:
             said.add(response.tier)
             output.tier_line(response.tier)
-        results = [r.to_dict() for r in response.results]
-        typer.echo(dumps({"id": q.id, "query": q.text, "tier": response.tier,
-                          "results": results}))  # fmt: skip
+        output.json_line({"id": q.id, **to_json(response)})
 
 
 def eval_command(
@@ -182,7 +182,7 @@ def eval_command(
     Run it with --tier lexical and again with --tier hybrid to compare the tiers."""
     questions = read_queries(queries_file)
     judgments = read_qrels(qrels)
-    tiers: list[str] = []
+    tiers: list[TierUsed] = []
     with Store.open(store_dir, readonly=True) as store:
         embedding = embedding_config(load_config(config), base_url, model, api_key_env)
         vectors = _vector_tier(store, embedding, tier)
@@ -190,8 +190,9 @@ def eval_command(
             vectors.prepare([q.text for q in questions if q.id in judgments])
 
         def rank(text: str, depth: int) -> list[str]:
-            found = search(store, text, top_k=depth, corpus=corpus, snippets=False,
-                           vectors=vectors, tier=tier, rrf_k=rrf_k)  # fmt: skip
+            options = SearchOptions(top_k=depth, corpus=corpus, snippets=False, tier=tier,
+                                    rrf_k=rrf_k)  # fmt: skip
+            found = search(store, text, options, vectors=vectors)
             if found.tier not in tiers:
                 tiers.append(found.tier)
             return [r.source for r in found.results]
@@ -201,8 +202,8 @@ def eval_command(
         finally:
             if vectors is not None:
                 vectors.close()
-    for line in tiers or [LEXICAL_TIER]:
-        output.tier_line(line)
+    for used in tiers or [TierUsed(Tier.LEXICAL, reason=NO_EMBEDDINGS)]:
+        output.tier_line(used)
     summary = report.to_dict()
     if as_json:
         echo_json(summary)
@@ -231,7 +232,7 @@ def match_command(
     """The complete list of documents containing the words (empty means: not there)."""
     found = _read(store_dir, lambda s: documents.match(s, words, corpus=corpus, exact=exact))
     if as_json:
-        echo_json([d.source for d in found] if paths_only else [d.to_dict() for d in found])
+        echo_json([d.source for d in found] if paths_only else found)
         return
     output.matched(found, words, paths_only)
 
@@ -252,7 +253,7 @@ def words_command(
     """Vocabulary: each word, its stem, documents with the exact word and with any form."""
     found = _read(store_dir, lambda s: documents.words(s, pattern, limit=limit))
     if as_json:
-        echo_json([w.to_dict() for w in found])
+        echo_json(found)
         return
     output.vocabulary(found)
 
@@ -264,7 +265,7 @@ def sources_command(
     rules = _rules(load_config(config))
     found, unmapped = _read(store_dir, lambda s: documents.sources(s, corpus=corpus, rules=rules))
     if as_json:
-        echo_json({"sources": [s.to_dict() for s in found], "unmapped": unmapped})
+        echo_json({"sources": found, "unmapped": unmapped})
         return
     output.sources(found, unmapped)
 
@@ -283,7 +284,7 @@ def show_command(
         raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
                            hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
     if as_json:
-        echo_json(chunk.to_dict())
+        echo_json(chunk)
         return
     output.chunk(chunk)
 
@@ -298,10 +299,10 @@ def get_command(
     """A whole document, in pages of about 12,000 characters."""
     page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
     if page is None:
-        raise FlattenError(f"no document {source!r} in the index", reason="no-document",
+        raise FlattenError(f"no document '{source}' in the index", reason="no-document",
                            hint="list them with docs-flatten sources")  # fmt: skip
     if as_json:
-        echo_json(page.to_dict())
+        echo_json(page)
         return
     output.page(page, source)
 
@@ -315,7 +316,7 @@ def toc_command(
     """Table of contents: documents and their sections."""
     entries = _read(store_dir, lambda s: documents.toc(s, prefix, corpus=corpus))
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        echo_json(entries)
         return
     output.toc(entries)
 
@@ -331,7 +332,7 @@ def card_command(
     if as_json:
         echo_json({"card": text, "budget": budget})
     else:
-        typer.echo(text, nl=False)
+        output.card(text)
 
 
 def stats_command(corpus: Corpus = None, store_dir: StoreDir = None, as_json: Json = False) -> None:

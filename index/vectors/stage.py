@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from index.scope import CHUNKS, corpus_filter
 from index.store import Store
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.vectors.storage import Identity, Matrix, stored_identity, unit
@@ -46,19 +47,14 @@ class VectorTier:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def describe(self) -> str:
-        """`model=<name> dim=<n>` as the tier line shows it (after a query used the vectors)."""
-        dimension = self._matrix.dimension if self._matrix is not None else "?"
-        return f"model={self.config.model} dim={dimension}"
-
     def matrix(self) -> Matrix:
         """The store's vectors; `VectorsUnavailable` when there are none of this identity."""
         version = self.store.db.execute("PRAGMA data_version").fetchone()[0]
         if self._matrix is None or version != self._version:
             identity = stored_identity(self.store.db)
             if identity is None:
-                raise VectorsUnavailable("no vectors in the index: run `docs-flatten index` "
-                                         "with embeddings configured")  # fmt: skip
+                raise VectorsUnavailable("no vectors in the index: load it with embeddings "
+                                         "configured")  # fmt: skip
             differs = identity.differs(Identity.of(self.config))
             if differs:
                 raise VectorsUnavailable("vector identity mismatch: " + "; ".join(differs))
@@ -117,16 +113,14 @@ def _chunks_for(
     store: Store, near: list[tuple[str, float]], corpus: str | None
 ) -> list[tuple[int, float]]:
     """Chunks using each key (a key is shared by chunks with identical text), in `near`'s order."""
+    in_corpus, corpus_params = corpus_filter(store.db, corpus)
     query = (
-        "SELECT c.id, c.embed_key FROM chunks c JOIN documents d ON d.id = c.document_id "
-        "JOIN corpora k ON k.id = d.corpus_id "
-        "WHERE c.embed_key IN (SELECT value FROM json_each(?))"
+        f"SELECT c.id, c.embed_key FROM {CHUNKS} "
+        f"WHERE c.embed_key IN (SELECT value FROM json_each(?)) {in_corpus} ORDER BY c.id"
     )
-    params: list[object] = [json.dumps([key for key, _ in near])]
-    if corpus is not None:
-        query += " AND k.name = ?"
-        params.append(corpus)
     by_key: dict[str, list[int]] = {}
-    for chunk_id, key in store.db.execute(query + " ORDER BY c.id", params):
+    for chunk_id, key in store.db.execute(
+        query, [json.dumps([k for k, _ in near]), *corpus_params]
+    ):
         by_key.setdefault(key, []).append(chunk_id)
     return [(chunk_id, score) for key, score in near for chunk_id in by_key.get(key, [])]

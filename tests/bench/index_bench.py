@@ -111,7 +111,7 @@ def bench_queries(count: int, seed: int = 7) -> list[str]:
 
 def measure_index(work: Path, count: int) -> IndexMeasurement:
     from index.loader import load_files
-    from index.search import search
+    from index.search import SearchOptions, search
     from index.store import Store
 
     data = work / f"slices-{count}.jsonl"
@@ -132,7 +132,7 @@ def measure_index(work: Path, count: int) -> IndexMeasurement:
     with Store.open(store_dir, readonly=True) as reader:
         for query in bench_queries(count):
             started = time.perf_counter()
-            search(reader, query, top_k=10)
+            search(reader, query, SearchOptions(top_k=10))
             latencies.append((time.perf_counter() - started) * 1000)
     latencies.sort()
     return IndexMeasurement(
@@ -154,7 +154,7 @@ def scifact(work: Path, shared: Path) -> dict[str, object] | None:
         return None
     from index.evaluate import evaluate, read_qrels, read_queries
     from index.loader import load_files
-    from index.search import search
+    from index.search import SearchOptions, search
     from index.store import Store
 
     store_dir = work / "store-scifact"
@@ -164,6 +164,9 @@ def scifact(work: Path, shared: Path) -> dict[str, object] | None:
         judgments = read_qrels(root / "qrels" / "train.tsv")
 
         def rank(text: str, depth: int) -> list[str]:
-            return [r.source for r in search(store, text, top_k=depth, snippets=False).results]
+            return [
+                r.source
+                for r in search(store, text, SearchOptions(top_k=depth, snippets=False)).results
+            ]
 
         return evaluate(queries, judgments, rank, 10).to_dict()

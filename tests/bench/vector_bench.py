@@ -58,7 +58,7 @@ class VectorMeasurement:
 
 def measure_hybrid(work: Path, count: int, queries: list[str]) -> VectorMeasurement:
     """Embed the lexical benchmark's store of `count` slices, then time hybrid queries."""
-    from index.search import search
+    from index.search import SearchOptions, search
     from index.store import Store
     from index.vectors.backfill import embed_pending
     from index.vectors.client import EmbeddingConfig
@@ -79,9 +79,9 @@ def measure_hybrid(work: Path, count: int, queries: list[str]) -> VectorMeasurem
             matrix_ms = (time.perf_counter() - started) * 1000
             for query in queries:
                 started = time.perf_counter()
-                response = search(reader, query, top_k=10, vectors=vectors)
+                response = search(reader, query, SearchOptions(top_k=10), vectors=vectors)
                 latencies.append((time.perf_counter() - started) * 1000)
-                assert response.tier.startswith("tier: hybrid ("), response.tier
+                assert response.tier.name == "hybrid", response.tier
     latencies.sort()
     return VectorMeasurement(
         count,
