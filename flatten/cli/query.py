@@ -359,7 +359,7 @@ def doctor_command(
                          "or pass --base-url and --model")  # fmt: skip
     report = doctor(embedding)
     if as_json:
-        echo_json(report.to_dict())
+        echo_json(report)
     else:
         output.doctor(report)
     if not report.reachable:
