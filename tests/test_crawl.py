@@ -11,7 +11,7 @@ from crawl.crawler import CrawlOptions, CrawlReport, crawl
 from crawl.extract import extract
 from crawl.urls import Scope, normalize
 from tests.conftest import SHARED, assert_clean_failure, run_cli
-from tests.sites import HostileSite, page, serve, serve_directory
+from tests.sites import HostileSite, gzip_bomb, page, serve, serve_directory
 
 HTTPX_SITE = SHARED / "sites" / "httpx"
 
@@ -109,6 +109,7 @@ def test_records_from_a_site_carry_the_page_url_and_its_heading_ids(httpx_site):
 def hostile():
     HostileSite.requests = []
     HostileSite.busy_hits = 0
+    gzip_bomb()  # made before the crawl starts, so serving it costs no time
     with serve(HostileSite) as base:
         yield base
 
