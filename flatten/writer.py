@@ -18,10 +18,12 @@ import contextlib
 import errno
 import json
 import os
+import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
@@ -124,14 +126,22 @@ class OutputFile:
                 reason="output-dir-missing",
             )
         try:
-            fd, self._tmp = tempfile.mkstemp(
-                dir=directory, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp"
-            )
+            # Ctrl-C or SIGTERM between creating the temporary file and returning from here
+            # would skip __exit__ and leave the file behind: signals wait until it is recorded,
+            # and one that arrives as they are let through cleans up here.
+            with _signals_deferred():
+                fd, self._tmp = tempfile.mkstemp(
+                    dir=directory, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp"
+                )
+                self._file = os.fdopen(fd, "wb")
         except OSError as exc:
             raise OutputError(
                 f"cannot write {self.path}: {exc.strerror}", reason="output-unwritable"
             ) from exc
-        self._file = os.fdopen(fd, "wb")
+        except BaseException:
+            if self._file is not None:
+                self._discard()
+            raise
         return Sink(self._file, self.path)
 
     def _open_stream(self) -> IO[bytes]:
@@ -196,6 +206,21 @@ class OutputFile:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._tmp)
             self._tmp = None
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM held back for the block (main thread only: where Python runs its
+    handlers), delivered when it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def write_jsonl(
