@@ -22,7 +22,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from flatten.errors import FlattenError, UsageError
-from flatten.record import Record
+from flatten.record import Record, place
 
 STYLES = ("markdown", "xml")
 ENCODINGS = ("cl100k_base", "estimate")
@@ -142,13 +142,8 @@ def _fence(content: str) -> str:
 
 
 def _slice_header(record: Record) -> str:
-    lines = line_range(record)
-    if not lines:
-        where = record.source
-    elif lines.startswith("cells"):
-        where = f"{record.source} ({lines})"
-    else:
-        where = f"{record.source}:{lines}"
+    where = place(record.source, record.start_line, record.end_line,
+                  dict(record.meta).get("lineUnit"))  # fmt: skip
     return where if record.title == record.source else f"{where} · {record.title}"
 
 

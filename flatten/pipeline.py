@@ -30,7 +30,7 @@ from flatten.parallel import ordered_map
 from flatten.record import Provenance, Record
 from flatten.report import RunReport
 from flatten.secrets import DEFAULT_RULES, REDACTION_MARK, RedactionRules, redact
-from flatten.sources import Candidate, Skip, clone, git_provenance, list_tree, resolve_root
+from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class _Job:
     candidate: Candidate
     options: FlattenOptions
     provenance: Provenance
+    repo_prefix: str | None = None  # the root's path in the repository; None: not a git source
+    dirty: bool = False  # the file is not what the provenance's commit holds
 
 
 @dataclass
@@ -106,6 +108,7 @@ def process_file(job: _Job) -> FileOutcome:
     records = build_records(
         rel, redacted.text, sliced, kind=file_class.kind, lang=file_class.lang,
         provenance=job.provenance, redacted=bool(redacted.total),
+        repo_path=None if job.repo_prefix is None else job.repo_prefix + rel, dirty=job.dirty,
     )  # fmt: skip
     notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
     return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts,
@@ -123,6 +126,8 @@ def build_records(
     redacted: bool,
     url: str | None = None,
     doc_title: str | None = None,
+    repo_path: str | None = None,
+    dirty: bool = False,
 ) -> list[Record]:
     """The records of one sliced document (a file or a crawled page)."""
     doc_hash = sha256_hex(text)
@@ -145,6 +150,8 @@ def build_records(
             start_line=piece.start_line,
             end_line=piece.end_line,
             url=url,
+            repo_path=repo_path,
+            dirty=dirty,
             redactions=piece.content.count(REDACTION_MARK) if redacted else 0,
             syntax_error=sliced.syntax_error,
             meta=piece.meta,
@@ -162,12 +169,16 @@ def flatten_tree(
     report: RunReport,
     *,
     prefix: str = "",
-    provenance: Provenance | None = None,
+    git: WorkTree | None = None,
     on_progress: ProgressHook | None = None,
 ) -> Iterator[Record]:
-    """Records for every file under `root` that `options` takes, in path order."""
+    """Records for every file under `root` that `options` takes, in path order. `prefix` starts
+    every source; `git` is the repository the files come from, if any: records carry its
+    provenance, their path in it (`repoPath`) and whether the file differs from its commit."""
     started = time.perf_counter()
-    provenance = provenance or Provenance()
+    provenance = git.provenance if git else Provenance()
+    repo_prefix = git.prefix if git else None
+    changed = git.changed if git else frozenset()
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
@@ -180,7 +191,7 @@ def flatten_tree(
         if reason:
             report.skip(Skip(entry.rel_path, reason))
         else:
-            jobs.append(_Job(entry, options, provenance))
+            jobs.append(_Job(entry, options, provenance, repo_prefix, entry.rel_path in changed))
     report.files_total = len(jobs)
 
     for outcome in ordered_map(process_file, jobs, workers=options.workers):
@@ -245,9 +256,7 @@ def flatten_root(
     report = report if report is not None else RunReport()
     path = resolve_root(root)
     report.source = str(path)
-    yield from flatten_tree(
-        path, options, report, provenance=git_provenance(path), on_progress=on_progress
-    )
+    yield from flatten_tree(path, options, report, git=work_tree(path), on_progress=on_progress)
 
 
 def flatten_repo(
@@ -276,8 +285,8 @@ def flatten_repo(
             checkout.root,
             options,
             report,
-            prefix=checkout.prefix,
-            provenance=checkout.provenance,
+            prefix=checkout.prefix,  # sources keep --subdir: they are the repository's paths
+            git=WorkTree(checkout.provenance, "", frozenset()),
             on_progress=on_progress,
         )
 

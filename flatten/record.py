@@ -11,7 +11,9 @@ vector stores keep them. Format-specific fields come from the slicer as `meta` p
 `lineUnit: "cell"` on notebook slices: their `startLine`/`endLine` are 1-based cell numbers, not
 lines of the file's JSON. Without `lineUnit`, ranges are lines. API-spec operations carry
 `schemas` (the names of the schemas they reference); Kubernetes manifests `apiVersion` and
-`namespace`.
+`namespace`. Records of a git source carry `repoPath`, the path inside the repository (`source`
+stays relative to the folder the user named), and `dirty: true` when the work tree's file is not
+what their `commit` holds (modified, staged or untracked).
 
 Reading is lenient about layout (ours, LangChain's, LlamaIndex's, Haystack's, BEIR's, plain
 `{"text": ...}`) and strict about values: a line that is not valid UTF-8, not JSON, nested past
@@ -69,6 +71,8 @@ class Record:
     start_line: int | None = None
     end_line: int | None = None
     url: str | None = None
+    repo_path: str | None = None  # the path inside the repository named by the provenance
+    dirty: bool = False  # the work tree's file differs from the provenance's commit
     redactions: int = 0
     syntax_error: bool = False
     meta: tuple[tuple[str, Any], ...] = ()  # format-specific fields (YAML: apiVersion, namespace)
@@ -121,6 +125,8 @@ FIELDS: tuple[Field, ...] = (
     Field("hash", "hash", str, derived=True),
     Field("docHash", "doc_hash", str),
     Field("ref", "provenance.ref", str),
+    Field("repoPath", "repo_path", str),
+    Field("dirty", "dirty", bool, empty=False),
     Field("url", "url", str),
     Field("redactions", "redactions", int, empty=0),
     Field("syntaxError", "syntax_error", bool, empty=False),
@@ -204,6 +210,15 @@ _INT_FIELDS = frozenset(f.key for f in FIELDS if f.type is int and not f.derived
 _KNOWN = frozenset({f.key for f in FIELDS} | set(ID_KEYS) | set(CONTENT_KEYS) | set(META_KEYS)
                    | set(_ALIASES))  # fmt: skip
 _ID = re.compile(r"^(.*)#(\d{1,19})$")
+
+
+def place(source: str, start_line: int | None, end_line: int | None, line_unit: str | None) -> str:
+    """Where a slice is, in words: `docs/x.md:12-40`, `nb.ipynb (cells 2-3)`, or the source
+    alone when the slice has no range."""
+    if start_line is None:
+        return source
+    span = f"{start_line}-{end_line if end_line is not None else start_line}"
+    return f"{source} (cells {span})" if line_unit == "cell" else f"{source}:{span}"
 
 
 def split_id(value: str) -> tuple[str, int] | None:
@@ -311,6 +326,8 @@ def decode(obj: Any, fallback_source: str) -> Record:
         start_line=get("startLine"),
         end_line=get("endLine"),
         url=get("url") or get("permalink"),
+        repo_path=get("repoPath"),
+        dirty=get("dirty") is True,
         redactions=get("redactions") or 0,
         syntax_error=get("syntaxError") is True,
         meta=meta,

@@ -1,26 +1,82 @@
-"""Citation rules: map an indexed source to what a reader should see (a URL, say).
+"""Citations: what a reader should see for a slice, a link wherever one can be built.
+
+Without configuration (`default_citation`):
+- a crawled page: its URL, with `#<anchor>` (the page's own heading id) past the first slice;
+- a git source whose remote is a known forge (GitHub, GitLab, Bitbucket Cloud, Codeberg, Gitea
+  or Forgejo, Azure DevOps): a permalink pinned to the commit, in the forge's own form, with the
+  slice's lines (`?plain=1`-style source view for files the forge renders, such as markdown, so
+  the line fragment lands). A notebook slice (cells, not lines) links to the file. A file that
+  differed from the commit (`dirty`) is not in it: it gets the path form;
+- anything else: the path and its lines, `docs/x.md:12-40`.
+
+Rules in docs-flatten.yaml override that:
 
     citations:
       - pattern: '^docs/(?P<page>.+)\\.md$'
         replace: 'https://docs.example.com/${page}/#${anchor}'
+      - pattern: '.*'
+        replace: 'https://git.example.com/o/r/src/{commit}/{path}#L{startLine}-L{endLine}'
 
-`replace` may use `$1`, `$name`, `${name}` for the pattern's groups, the built-ins `ordinal`,
-`heading` and `anchor` of the slice, and `$$` for a dollar sign. Values are percent-encoded for
-a URL path. The first rule whose pattern matches (and whose optional `corpus` fits) wins. Rules
-are checked when the config loads, and an error names the rule: `citations[0].replace`.
+`replace` may use `$1`, `$name`, `${name}` for the pattern's groups, the placeholders `ordinal`,
+`heading`, `anchor`, `commit`, `ref`, `path` (the path inside the repository, else the source),
+`startLine`, `endLine` as `$name`, `${name}` or `{name}`, and `$$` for a dollar sign. A
+placeholder without a value is empty. Values are percent-encoded for a URL path. The first rule
+whose pattern matches the source (and whose optional `corpus` fits) wins. Rules are checked when
+the config loads, and an error names the rule: `citations[0].replace`.
+
+Pure functions: no I/O.
 """
 
 from __future__ import annotations
 
+import enum
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
+from flatten.record import place
 from index.errors import ConfigError
 
-BUILTINS = ("ordinal", "heading", "anchor")
-_REFERENCE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))")
+BUILTINS = ("ordinal", "heading", "anchor", "commit", "ref", "path", "startLine", "endLine")
+_REFERENCE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))|\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a slice is: what a citation is built from (its fields and its document's)."""
+
+    source: str
+    corpus: str | None = None
+    ordinal: int | None = None
+    heading: str | None = None
+    anchor: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    line_unit: str | None = None  # "cell": the range counts notebook cells, not lines
+    url: str | None = None  # a crawled page's URL
+    repo_url: str | None = None  # the git remote, as recorded (https, ssh or scp-like)
+    commit: str | None = None
+    ref: str | None = None
+    repo_path: str | None = None  # the path inside the repository
+    dirty: bool = False  # the file differed from `commit` when it was read
+
+
+class Kind(enum.StrEnum):
+    PAGE = "page"  # a crawled page's URL
+    PERMALINK = "permalink"  # a forge's link pinned to the commit
+    PATH = "path"  # the path and its lines
+
+
+@dataclass(frozen=True)
+class Citation:
+    text: str
+    kind: Kind
+    at: str  # what it points at: "heading", "lines" or "file"
+
+
+# --- rules ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -55,6 +111,14 @@ def _parse_rule(entry: Any, where: str) -> CitationRule:
     except re.error as exc:
         raise ConfigError(f"{where}.pattern: does not compile: {exc}", reason="bad-config") from exc
     for match in _REFERENCE.finditer(replace):
+        if match.group(3) is not None:  # {name}: a placeholder only
+            if match.group(3) not in BUILTINS:
+                raise ConfigError(
+                    f"{where}.replace: {{{match.group(3)}}} is not a placeholder (one of "
+                    f"{', '.join(BUILTINS)}); a pattern's groups are $name or ${{name}}",
+                    reason="bad-config",
+                )
+            continue
         name = match.group(1) or match.group(2)
         if name is None:
             continue  # $$
@@ -76,39 +140,170 @@ def _parse_rule(entry: Any, where: str) -> CitationRule:
     return CitationRule(compiled, replace, corpus)
 
 
-def cite(
-    rules: list[CitationRule],
-    source: str,
-    *,
-    corpus: str | None = None,
-    ordinal: int | None = None,
-    heading: str | None = None,
-    anchor: str | None = None,
-) -> str | None:
-    """The mapped citation for a slice, or None when no rule matches."""
-    builtins = {
-        "ordinal": "" if ordinal is None else str(ordinal),
-        "heading": heading or "",
-        "anchor": anchor or "",
-    }
+def cite(rules: list[CitationRule], origin: Origin | str, **fields: Any) -> str | None:
+    """The first matching rule's citation for a slice, or None when no rule matches. `origin`
+    may be a bare source with its fields as keywords (`cite(rules, "a.md", anchor="x")`)."""
+    if isinstance(origin, str):
+        origin = Origin(origin, **fields)
     for rule in rules:
-        if rule.corpus is not None and rule.corpus != corpus:
+        if rule.corpus is not None and rule.corpus != origin.corpus:
             continue
-        match = rule.pattern.search(source)
-        if match is None:
-            continue
-
-        def value(ref: re.Match[str], match: re.Match[str] = match) -> str:
-            name = ref.group(1) or ref.group(2)
-            if name is None:
-                return "$"
-            if name.isdigit():
-                raw = match.group(int(name)) or ""
-            elif name in match.re.groupindex:
-                raw = match.group(name) or ""
-            else:
-                raw = builtins[name]
-            return quote(raw, safe="/")
-
-        return _REFERENCE.sub(value, rule.replace)
+        match = rule.pattern.search(origin.source)
+        if match is not None:
+            return _REFERENCE.sub(lambda ref, m=match: _value(ref, m, origin), rule.replace)
     return None
+
+
+def _value(ref: re.Match[str], match: re.Match[str], origin: Origin) -> str:
+    name = ref.group(1) or ref.group(2) or ref.group(3)
+    if name is None:
+        return "$"
+    if ref.group(3) is None and name.isdigit():
+        raw = match.group(int(name)) or ""
+    elif ref.group(3) is None and name in match.re.groupindex:
+        raw = match.group(name) or ""
+    else:
+        raw = _placeholder(origin, name)
+    return quote(raw, safe="/")
+
+
+def _placeholder(origin: Origin, name: str) -> str:
+    value = {
+        "ordinal": origin.ordinal,
+        "heading": origin.heading,
+        "anchor": origin.anchor,
+        "commit": origin.commit,
+        "ref": origin.ref,
+        "path": origin.repo_path or origin.source,
+        "startLine": origin.start_line,
+        "endLine": origin.end_line,
+    }[name]
+    return "" if value is None else str(value)
+
+
+def citation(rules: list[CitationRule], origin: Origin) -> str:
+    """What a reader should see for a slice: the first matching rule, else the default."""
+    return cite(rules, origin) or default_citation(origin).text
+
+
+# --- defaults ---------------------------------------------------------------------------------
+
+
+def default_citation(origin: Origin) -> Citation:
+    """The page URL (with its heading), else a forge permalink, else the path and lines."""
+    if origin.url:
+        if "#" in origin.url or not origin.anchor or origin.ordinal == 1:
+            return Citation(origin.url, Kind.PAGE, "file")  # a page's first slice is the page
+        return Citation(f"{origin.url}#{origin.anchor}", Kind.PAGE, "heading")
+    forge = parse_remote(origin.repo_url) if origin.repo_url else None
+    if forge is not None and origin.commit and not origin.dirty:
+        lines = None
+        if origin.start_line is not None and origin.line_unit != "cell":
+            end = origin.end_line if origin.end_line is not None else origin.start_line
+            lines = (origin.start_line, max(end, origin.start_line))
+        path = origin.repo_path or origin.source
+        return Citation(forge.permalink(origin.commit, path, lines), Kind.PERMALINK,
+                        "lines" if lines else "file")  # fmt: skip
+    text = place(origin.source, origin.start_line, origin.end_line, origin.line_unit)
+    return Citation(text, Kind.PATH, "file" if origin.start_line is None else "lines")
+
+
+# Files forges render rather than show as text: a line fragment lands only on their source view.
+RENDERED = frozenset(
+    {".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn", ".mdx", ".rst", ".adoc",
+     ".asciidoc", ".asc", ".org", ".textile", ".rdoc", ".creole", ".mediawiki", ".wiki", ".pod"}
+)  # fmt: skip
+
+
+class ForgeKind(enum.StrEnum):
+    GITHUB = "github"
+    GITLAB = "gitlab"
+    BITBUCKET = "bitbucket"
+    GITEA = "gitea"  # Codeberg, Gitea, Forgejo
+    AZURE = "azure"
+
+
+@dataclass(frozen=True)
+class Forge:
+    kind: ForgeKind
+    web: str  # the repository's web address: https://github.com/o/r (Azure: .../_git/r)
+
+    def permalink(self, commit: str, path: str, lines: tuple[int, int] | None) -> str:
+        """The file at `commit`, at `lines` (first and last, inclusive) when given."""
+        rendered = posixpath.splitext(path)[1].lower() in RENDERED and lines is not None
+        encoded = quote(path, safe="/")
+        start, end = lines or (0, 0)
+        if self.kind is ForgeKind.AZURE:
+            # Whole lines: the selection runs to column 1 of the line after the last.
+            span = (f"&line={start}&lineEnd={end + 1}&lineStartColumn=1&lineEndColumn=1"
+                    if lines else "")  # fmt: skip
+            return f"{self.web}?path=/{encoded}&version=GC{commit}{span}"
+        if self.kind is ForgeKind.BITBUCKET:
+            span = f"#lines-{start}" + (f":{end}" if end != start else "") if lines else ""
+            return f"{self.web}/src/{commit}/{encoded}{span}"
+        if self.kind is ForgeKind.GITLAB:
+            view, span = "?plain=1", f"#L{start}" + (f"-{end}" if end != start else "")
+            head = f"{self.web}/-/blob/{commit}/{encoded}"
+        elif self.kind is ForgeKind.GITEA:
+            view, span = "?display=source", f"#L{start}" + (f"-L{end}" if end != start else "")
+            head = f"{self.web}/src/commit/{commit}/{encoded}"
+        else:
+            view, span = "?plain=1", f"#L{start}" + (f"-L{end}" if end != start else "")
+            head = f"{self.web}/blob/{commit}/{encoded}"
+        if not lines:
+            return head
+        return head + (view if rendered else "") + span
+
+
+_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?([^:/\s]+):(?!//)(.+)$")  # git@host:o/r.git
+# `ssh://git@host:o/r.git`: an scp-like path written after ssh:// (git accepts it), not a port.
+_SSH_SCP = re.compile(r"^(?:ssh|git\+ssh|ssh\+git)://([^/\s]+?):(?!\d+(?:/|$))(.+)$")
+
+
+def parse_remote(remote: str) -> Forge | None:
+    """The forge a git remote is on (https, ssh:// or scp-like `git@host:o/r`, credentials
+    ignored), or None: a local path, file://, or a host not recognisably a forge."""
+    remote = _SSH_SCP.sub(r"\1:\2", remote.strip())
+    scp = _SCP_LIKE.match(remote) if "://" not in remote else None
+    if scp:
+        host, path, scheme = scp.group(1).lower(), scp.group(2), "https"
+    else:
+        try:
+            parts = urlsplit(remote)
+            host = (parts.hostname or "").lower()
+        except ValueError:
+            return None
+        if parts.scheme not in ("https", "http", "ssh", "git", "git+ssh", "ssh+git") or not host:
+            return None
+        path, scheme = parts.path, "http" if parts.scheme == "http" else "https"
+    segments = [s for s in path.strip("/").removesuffix(".git").split("/") if s]
+    return _forge(host, segments, scheme)
+
+
+def _forge(host: str, segments: list[str], scheme: str) -> Forge | None:
+    if host in ("ssh.dev.azure.com", "vs-ssh.visualstudio.com"):
+        # git@ssh.dev.azure.com:v3/org/project/repo
+        if len(segments) == 4 and segments[0] == "v3":
+            org, project, repo = segments[1:]
+            return Forge(ForgeKind.AZURE, f"https://dev.azure.com/{org}/{project}/_git/{repo}")
+        return None
+    if host == "dev.azure.com" or host.endswith(".visualstudio.com"):
+        if "_git" in segments and segments.index("_git") == len(segments) - 2:
+            return Forge(ForgeKind.AZURE, f"https://{host}/{'/'.join(segments)}")
+        return None
+    first = host.split(".")[0]
+    base = f"{scheme}://{host}"
+    if host == "github.com" or first == "github":  # GitHub Enterprise: github.example.com
+        kind = ForgeKind.GITHUB
+    elif host == "gitlab.com" or first == "gitlab":
+        kind = ForgeKind.GITLAB
+    elif host == "bitbucket.org":
+        kind = ForgeKind.BITBUCKET
+    elif host == "codeberg.org" or first in ("gitea", "forgejo"):
+        kind = ForgeKind.GITEA
+    else:
+        return None
+    # GitLab nests groups (group/sub/repo); the others are exactly owner/repo.
+    if len(segments) < 2 or (kind is not ForgeKind.GITLAB and len(segments) != 2):
+        return None
+    return Forge(kind, f"{base}/{'/'.join(segments)}")

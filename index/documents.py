@@ -14,7 +14,7 @@ from typing import Any
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
 from flatten.record import split_id
-from index.citations import CitationRule, cite
+from index.citations import CitationRule, Origin, cite
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
@@ -141,13 +141,16 @@ def sources(
     """All documents, and how many of them no citation rule maps."""
     in_corpus, params = corpus_filter(store.db, corpus)
     rows = store.db.execute(
-        "SELECT d.source, k.name, d.title, d.chunks, d.indexed_at "
-        f"FROM {DOCUMENTS} WHERE 1 {in_corpus} ORDER BY k.name, d.source",
+        "SELECT d.source, k.name, d.title, d.chunks, d.indexed_at, d.url, d.repo_url, "
+        f"d.commit_sha, d.ref, d.repo_path FROM {DOCUMENTS} WHERE 1 {in_corpus} "
+        "ORDER BY k.name, d.source",
         params,
     ).fetchall()
     out = [
-        SourceInfo(r[0], r[1], r[2], r[3], r[4], cite(rules or [], r[0], corpus=r[1])) for r in rows
-    ]
+        SourceInfo(r[0], r[1], r[2], r[3], r[4], cite(rules or [], Origin(
+            r[0], r[1], url=r[5], repo_url=r[6], commit=r[7], ref=r[8], repo_path=r[9])))
+        for r in rows
+    ]  # fmt: skip
     unmapped = sum(1 for s in out if s.citation is None) if rules else len(out)
     return out, unmapped
 

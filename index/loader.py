@@ -439,7 +439,7 @@ class _BatchWriter:
         self.documents.append(
             (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
              first.kind, first.lang, first.url, first.provenance.repo_url, first.provenance.commit,
-             first.provenance.ref,
+             first.provenance.ref, first.repo_path, first.dirty,
              len(chunks), sum(len(c.content) for c in chunks), now)
         )  # fmt: skip
         for chunk in chunks:
@@ -465,8 +465,8 @@ class _BatchWriter:
         db = self.db
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
-            "lang, url, repo_url, commit_sha, ref, chunks, chars, indexed_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             documents,
         )
         db.executemany(

@@ -22,14 +22,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.jsonform import json_field
-from index.citations import CitationRule, cite
+from index.citations import CitationRule, Origin, citation
 
-# The columns `located_fields` reads, named as the fields of `Located` (chunks c, documents d,
-# corpora k: see index.scope).
+# The columns `located_fields` reads: the fields of `Located`, then what its citation is built
+# from (chunks c, documents d, corpora k: see index.scope).
 LOCATED_COLUMNS = (
     "d.source AS source, k.name AS corpus, c.ordinal AS ordinal, c.title AS title, "
     "c.section AS section, c.anchor AS anchor, c.start_line AS start_line, "
-    "c.end_line AS end_line"
+    "c.end_line AS end_line, json_extract(c.meta, '$.lineUnit') AS line_unit, d.url AS url, "
+    "d.repo_url AS repo_url, d.commit_sha AS commit_sha, d.ref AS ref, "
+    "d.repo_path AS repo_path, d.dirty AS dirty"
 )
 
 
@@ -44,7 +46,7 @@ class Located:
     anchor: str | None
     start_line: int | None
     end_line: int | None
-    citation: str  # what a reader should see: the mapped citation, else the token
+    citation: str  # what a reader should see: a rule's, else a link or the path and lines
 
     def __post_init__(self) -> None:
         self.token = f"{self.source}#{self.ordinal}"
@@ -52,23 +54,29 @@ class Located:
 
 def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:
     """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited."""
-    source, corpus, ordinal, title, anchor = (
-        row["source"], row["corpus"], row["ordinal"], row["title"], row["anchor"]
-    )  # fmt: skip
+    origin = origin_of(row)
     return {
-        "source": source,
-        "corpus": corpus,
-        "ordinal": ordinal,
-        "title": title,
+        "source": origin.source,
+        "corpus": origin.corpus,
+        "ordinal": origin.ordinal,
+        "title": origin.heading,
         "section": json.loads(row["section"]) if row["section"] else [],
-        "anchor": anchor,
-        "start_line": row["start_line"],
-        "end_line": row["end_line"],
-        "citation": cite(
-            rules, source, corpus=corpus, ordinal=ordinal, heading=title, anchor=anchor
-        )
-        or f"{source}#{ordinal}",
+        "anchor": origin.anchor,
+        "start_line": origin.start_line,
+        "end_line": origin.end_line,
+        "citation": citation(rules, origin),
     }
+
+
+def origin_of(row: Mapping[str, Any]) -> Origin:
+    """What a citation is built from, for a row selected with `LOCATED_COLUMNS`."""
+    line_unit = row["line_unit"]
+    return Origin(
+        row["source"], row["corpus"], row["ordinal"], row["title"], row["anchor"],
+        row["start_line"], row["end_line"], line_unit if isinstance(line_unit, str) else None,
+        row["url"], row["repo_url"], row["commit_sha"], row["ref"], row["repo_path"],
+        bool(row["dirty"]),
+    )  # fmt: skip
 
 
 _OPTIONAL = json_field(omit_none=True)

@@ -123,10 +123,33 @@ def m002_vectors(db: sqlite3.Connection) -> None:
     )
 
 
+def m003_repo_paths(db: sqlite3.Connection) -> None:
+    """What a citation needs beyond the document's repository and commit: its path inside the
+    repository (`repoPath`: `source` is relative to the folder that was flattened, which may be
+    a subfolder) and whether the work tree's file differed from that commit (`dirty`)."""
+    _run(
+        db,
+        """
+        ALTER TABLE documents ADD COLUMN repo_path TEXT;
+        ALTER TABLE documents ADD COLUMN dirty INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
+    ("m003_repo_paths", m003_repo_paths),
 ]
+
+# How a reader (a read-only connection, which cannot migrate) reads a store that lacks a
+# migration that only adds columns: through a temporary view of the same name, which SQLite
+# resolves before the stored table, holding the new columns as their defaults. A store that
+# lacks any other migration is refused until a writer upgrades it.
+READ_AS_IF: dict[str, str] = {
+    "m003_repo_paths": "CREATE TEMP VIEW documents AS "
+    "SELECT *, NULL AS repo_path, 0 AS dirty FROM main.documents",
+}
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
@@ -164,6 +187,16 @@ def newer(db: sqlite3.Connection) -> list[str]:
 def missing(db: sqlite3.Connection) -> list[str]:
     """Migrations this version has that this store lacks: an older version wrote it."""
     return [name for name, _ in MIGRATIONS if name not in known(db)]
+
+
+def read_as_if_current(db: sqlite3.Connection, lacking: list[str]) -> bool:
+    """Let a read-only connection read a store lacking `lacking` as if it had them, when each of
+    them only adds columns (see `READ_AS_IF`); False, with nothing done, when one does more."""
+    if not all(name in READ_AS_IF for name in lacking):
+        return False
+    for name in lacking:
+        db.execute(READ_AS_IF[name])
+    return True
 
 
 def latest() -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flatten import __version__
 from index.errors import StoreError
-from index.schema import latest, migrate, missing, newer
+from index.schema import latest, migrate, missing, newer, read_as_if_current
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
 DEFAULT_STORE = ".docs-flatten"
@@ -77,8 +77,8 @@ class Store:
         return store_obj
 
     def _prepare(self) -> None:
-        """Refuse a store of a newer schema; a writer upgrades an older one, a reader refuses
-        to guess."""
+        """Refuse a store of a newer schema; a writer upgrades an older one, a reader reads
+        one that lacks only added columns (as their defaults) and refuses to guess otherwise."""
         directory = self.path.parent
         try:
             if not self.readonly:
@@ -96,6 +96,8 @@ class Store:
         if not behind:
             return
         if self.readonly:
+            if read_as_if_current(self.db, behind):
+                return  # the previous version's store, read as it is; a writer upgrades it
             raise StoreError(
                 f"the index at {directory} predates this version",
                 reason="index-outdated",

@@ -41,7 +41,7 @@ def test_readme_python_examples_run(number, tmp_path, monkeypatch):
     expected = [
         ["guide/install.md#3", "['Title', 'Part']", "['guide/install.md']"],
         ["guide/", "guide/"],
-        ["'name': 'lexical'", "guide/install.md#3"],
+        ["'name': 'lexical'", "guide/install.md:16-35"],  # cited by path and lines
     ][number]
     for text in expected:
         assert text in printed, (text, printed)

@@ -82,7 +82,7 @@ def results(response: SearchResponse, explain: bool = False) -> None:
                 f"score {r.score:.6f} after the corpus weight")  # fmt: skip
         section = f"  ({_f(' > '.join(r.section))})" if r.section else ""
         say(f"   {_f(r.title)}{section}")
-        if r.citation != r.token:
+        if r.citation not in (r.token, r.source):  # a link, or the path with its lines
             say(f"   cite: {_f(r.citation)}")
         if r.snippet:
             say(f"   {_f(r.snippet)}")
@@ -116,7 +116,7 @@ def sources(found: list[SourceInfo], unmapped: int) -> None:
 def chunk(view: ChunkView) -> None:
     lines = f"  L{view.start_line}-{view.end_line}" if view.start_line else ""
     say(f"{_f(view.token)}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
-    if view.citation != view.token:
+    if view.citation not in (view.token, view.source):
         say(f"cite: {_f(view.citation)}")
     say("")
     say(view.content)

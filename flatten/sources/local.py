@@ -16,7 +16,7 @@ import posixpath
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pathspec
@@ -113,6 +113,38 @@ def git_provenance(root: Path) -> Provenance:
         commit=head.stdout.decode().strip(),
         ref=ref if ref and ref != "HEAD" else None,
     )
+
+
+@dataclass(frozen=True)
+class WorkTree:
+    """A git work tree as seen from the folder the user named (which may be a subfolder)."""
+
+    provenance: Provenance
+    prefix: str  # the folder's path inside the repository ("docs/"; "" at the top), escaped
+    changed: frozenset[str]  # files below the folder (relative to it, escaped) that differ from
+    # the commit: modified, staged, deleted or untracked
+
+
+def work_tree(root: Path) -> WorkTree | None:
+    """The work tree `root` is in, or None (not in one, or no commit yet). Two git calls beyond
+    the provenance, whatever the size of the tree: `rev-parse --show-prefix` and one `status`."""
+    provenance = git_provenance(root)
+    if provenance.commit is None:
+        return None
+    shown = run_git(["-C", str(root), "rev-parse", "--show-prefix"], timeout=30)
+    prefix = shown.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    if shown.returncode != 0:
+        prefix = ""
+    # Paths in porcelain output are relative to the repository's top, whatever the cwd.
+    status = run_git(["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
+                      "--untracked-files=all", "--", "."], timeout=300)  # fmt: skip
+    changed = set()
+    if status.returncode == 0:
+        for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            path = entry[3:]
+            if len(entry) > 3 and path.startswith(prefix):
+                changed.add(escape_name(path[len(prefix) :]))
+    return WorkTree(provenance, escape_name(prefix), frozenset(changed))
 
 
 def _git_listing(root: Path) -> list[str] | None:
