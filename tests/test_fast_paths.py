@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import string
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 
 from flatten.secrets import _FOLDED, _PLAIN
 from flatten.writer import json_line
+from slicers.markdown import _indent
+from slicers.slug import _kept, github_slug
 from slicers.windows import _size
 
 _scalars = (
@@ -89,3 +92,22 @@ def test_needle_set_reads_text_with_a_lone_surrogate() -> None:
 def test_window_size_counts_each_line_and_its_newline(lines: list[str], a: int, b: int) -> None:
     start, end = max(a, 0), max(min(b, len(lines)), 0)
     assert _size(lines, start, end) == sum(len(lines[i]) + 1 for i in range(start, end))
+
+
+@given(st.text(alphabet=" \t\u00a0\u3000x#", max_size=12))
+def test_markdown_indent_counts_columns_as_commonmark_does(line: str) -> None:
+    col = 0
+    for char in line:
+        if char == " ":
+            col += 1
+        elif char == "\t":
+            col += 4 - col % 4
+        else:
+            break
+    assert _indent(line) == col
+
+
+@given(st.text(max_size=30) | st.text(alphabet=string.printable, max_size=30))
+def test_github_slug_keeps_the_characters_github_slugger_keeps(text: str) -> None:
+    expected = "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
+    assert github_slug(text) == expected
