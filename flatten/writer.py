@@ -39,18 +39,27 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+
+
 def _orjson_exact(value: Any) -> bool:
     """Whether orjson writes `value` byte for byte as `dumps` does: only exact str, int, bool,
     None, lists, tuples and str-keyed dicts of them. Floats are not (orjson writes `1e-7` and
     `null` where json writes `1e-07` and `NaN`), nor subclasses (an enum, say)."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _SCALARS:
         return True
     if kind is dict:
-        return all(type(k) is str and _orjson_exact(v) for k, v in value.items())
-    if kind is list or kind is tuple:
-        return all(_orjson_exact(v) for v in value)
-    return False
+        if not _STR.issuperset(map(type, value)):
+            return False
+        items = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    # The types of a flat container are checked in C; only nested ones recurse.
+    return _SCALARS.issuperset(map(type, items)) or all(map(_orjson_exact, items))
 
 
 def json_line(obj: Any) -> bytes:
