@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
-import orjson
-
 from flatten.errors import OutputError
 
 # Out of space, out of quota, or past a file size limit (RLIMIT_FSIZE): all "no room to write".
@@ -37,41 +35,6 @@ _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 def dumps(obj: Any) -> str:
     """One JSON line: UTF-8 kept as is, compact separators, insertion-ordered keys."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-_SCALARS = frozenset({str, int, bool, type(None)})
-_STR = frozenset({str})
-
-
-def _orjson_exact(value: Any) -> bool:
-    """Whether orjson writes `value` byte for byte as `dumps` does: only exact str, int, bool,
-    None, lists, tuples and str-keyed dicts of them. Floats are not (orjson writes `1e-7` and
-    `null` where json writes `1e-07` and `NaN`), nor subclasses (an enum, say)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if kind is dict:
-        if not _STR.issuperset(map(type, value)):
-            return False
-        items = value.values()
-    elif kind is list or kind is tuple:
-        items = value
-    else:
-        return False
-    # The types of a flat container are checked in C; only nested ones recurse.
-    return _SCALARS.issuperset(map(type, items)) or all(map(_orjson_exact, items))
-
-
-def json_line(obj: Any) -> bytes:
-    """`dumps(obj)` as UTF-8 bytes and a newline. orjson writes records about ten times faster
-    than json; anything it would write differently, or refuses (an int past 64 bits, a lone
-    surrogate, deep nesting), goes through `dumps`, which gives the same bytes or error as ever."""
-    if _orjson_exact(obj):
-        try:
-            return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
-        except orjson.JSONEncodeError:
-            pass
-    return dumps(obj).encode("utf-8") + b"\n"
 
 
 def write_failed(name: str, error: OSError) -> OutputError:
@@ -266,7 +229,7 @@ def write_jsonl(
 def _write(records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]]) -> int:
     count = 0
     for record in records:
-        sink.write(json_line(to_dict(record)))
+        sink.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
         count += 1
     sink.flush()
     return count
