@@ -29,7 +29,7 @@ SDISTS = (
     "flask==3.1.2",
     "markdown-it-py==4.3.0",
 )
-PEER = "files-to-prompt==0.6"
+PEER = ("files-to-prompt==0.6", "click==8.5.1")  # the peer and its one dependency, pinned
 ROUNDS = 3
 _FIXED_DATE = "2025-01-01T00:00:00+00:00"
 
@@ -71,11 +71,11 @@ def peer_command(work: Path) -> list[str]:
     """`files-to-prompt`, installed pinned into .bench/peer-venv on first use."""
     venv = work / "peer-venv"
     exe = venv / "bin" / "files-to-prompt"
-    stamp = venv / f".{PEER}"
+    stamp = venv / f".{'-'.join(PEER)}"
     if not stamp.exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", PEER], check=True
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *PEER], check=True
         )
         stamp.write_text("")
     return [str(exe)]
