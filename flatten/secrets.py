@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import re2
+
 from flatten.errors import UsageError
 from flatten.placeholders import is_non_value, is_placeholder
 from flatten.secret_blocks import k8s_secret_spans, private_key_spans
@@ -28,6 +30,29 @@ _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _LINE_BREAK = re.compile(f"[{re.escape(LINE_BREAKS)}]")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+class _NeedleSet:
+    """Which of many literal needles occur in a text, found in one linear pass (an RE2 set)
+    instead of one substring scan per needle."""
+
+    def __init__(self, needles: Iterable[str]) -> None:
+        self.needles = tuple(sorted(set(needles)))
+        self._set = re2.Set.SearchSet()
+        for needle in self.needles:
+            self._set.Add(re2.escape(needle))
+        self._set.Compile()
+
+    def present(self, text: str) -> frozenset[str]:
+        # Needles are ASCII, and ASCII bytes occur in UTF-8 only as those characters, so a
+        # byte search finds exactly the substrings; surrogatepass keeps odd text searchable.
+        hits = self._set.Match(text.encode("utf-8", "surrogatepass"))
+        return frozenset(self.needles[i] for i in hits or ())
+
+
+_BLOCK_NEEDLES = ("PRIVATE KEY", "Secret", "ata")
+_PLAIN = _NeedleSet([*_BLOCK_NEEDLES, *(n for p in PATTERNS if not p.fold for n in p.needles)])
+_FOLDED = _NeedleSet(n for p in PATTERNS if p.fold for n in p.needles)
 
 
 @dataclass(frozen=True)
@@ -132,11 +157,11 @@ def find_secrets(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[Findi
 
 def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
     """Groups of findings, highest priority first."""
-    if "PRIVATE KEY" in text:
-        yield _findings("private-key", text, private_key_spans(text), rules)
-    if "Secret" in text and "ata" in text:
-        yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
     scan = _Scan(text)
+    if scan.has("PRIVATE KEY"):
+        yield _findings("private-key", text, private_key_spans(text), rules)
+    if scan.has("Secret") and scan.has("ata"):
+        yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
     for pattern in PATTERNS:
         if scan.has_any(pattern.needles, pattern.fold):
             yield list(_pattern_findings(pattern, scan, rules))
@@ -160,15 +185,20 @@ class _Scan:
         self.text = text
         folded = text.lower()  # may lengthen a few non-ASCII letters: then fold ASCII only
         self.folded = folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
-        self._present: dict[tuple[tuple[str, ...], bool], bool] = {}
+        self._plain = _PLAIN.present(text)
+        self._folded: frozenset[str] | None = None  # found on first use
         self._lines: dict[re.Pattern[str], list[tuple[int, int]]] = {}
 
+    def has(self, needle: str) -> bool:
+        """Whether `needle`, one of the plain needles, occurs in the text."""
+        return needle in self._plain
+
     def has_any(self, needles: tuple[str, ...], fold: bool) -> bool:
-        key = (needles, fold)
-        if key not in self._present:
-            haystack = self.folded if fold else self.text
-            self._present[key] = any(needle in haystack for needle in needles)
-        return self._present[key]
+        if not fold:
+            return not self._plain.isdisjoint(needles)
+        if self._folded is None:
+            self._folded = _FOLDED.present(self.folded)
+        return not self._folded.isdisjoint(needles)
 
     def matches(self, pattern: TokenPattern) -> Iterator[re.Match[str]]:
         if pattern.trigger is None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add, sub
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -209,7 +210,11 @@ class _CodeSlicer:
         # slices about as large on disk as a markdown section.
         self.budget = max(100, max_chars // 2)
         # Prefix sums of non-whitespace characters per line: any range's size in O(1).
-        self._non_ws = [0, *accumulate(len(s) - s.count(" ") - s.count("\t") for s in lines)]
+        # Built with map over C functions (no Python frame per line): a large share of slicing.
+        spaces = map(str.count, lines, repeat(" "))
+        tabs = map(str.count, lines, repeat("\t"))
+        non_ws = map(sub, map(len, lines), map(add, spaces, tabs))
+        self._non_ws = [0, *accumulate(non_ws)]
 
     def size(self, start: int, end: int) -> int:
         return self._non_ws[end] - self._non_ws[start]

@@ -58,6 +58,9 @@ _INLINE_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
 
 def _indent(line: str) -> int:
     """Columns of leading whitespace, tabs to the next multiple of 4 as CommonMark counts them."""
+    spaces = len(line) - len(line.lstrip(" "))
+    if line[spaces : spaces + 1] != "\t":
+        return spaces  # no tab: the common case, without a loop
     col = 0
     for char in line:
         if char == " ":
@@ -147,6 +150,8 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
         line = lines[i]
         if fence is not None:
             char, length, max_indent, fence_start = fence
+            if char not in line:  # most lines of a code block: no closing fence possible
+                continue
             stripped = line.strip()
             if (
                 _indent(line) <= max_indent
@@ -160,7 +165,7 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
             if html_end.search(line):
                 html_end = None
             continue
-        blank = is_blank(line)
+        blank = not line.strip()  # is_blank, inline: this loop runs once per line
         if html_until_blank:
             if blank:
                 html_until_blank = False
@@ -181,6 +186,17 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
         container = list_indent or 0
         if indent >= container + 4 and paragraph_start is None and not lazy:
             code = (i, container + 4)
+            continue
+
+        if line.lstrip(" \t")[0].isalpha():
+            # Most lines: text. A letter opens no block (each needs a marker first: # = - * _
+            # + > < ` ~ or a digit), so go straight to the paragraph and list-item rules below.
+            if list_indent is not None and indent >= list_indent:
+                if indent - list_indent < 4:
+                    lazy = True  # text opens a paragraph
+                continue
+            if paragraph_start is None and not lazy:
+                paragraph_start = i
             continue
 
         fence_match = _FENCE.match(line)
@@ -262,6 +278,8 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
 
 def _opens_paragraph(content: str, depth: int = 0) -> bool:
     """Whether a container line's content starts a paragraph (which later lines continue lazily)."""
+    if content[:1].isalpha():  # text: no block marker, no indentation
+        return True
     if is_blank(content) or _ATX.match(content) or _THEMATIC.match(content):
         return False
     if _FENCE.match(content) and _indent(content) < 4:

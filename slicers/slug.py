@@ -23,8 +23,15 @@ def _kept(char: str) -> bool:
     return char in " -" or unicodedata.category(char) in _KEPT_CATEGORIES
 
 
+# The ASCII characters github-slugger drops, deleted by one translate (most headings are ASCII).
+_DROP_ASCII = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if not _kept(c)))
+
+
 def github_slug(text: str) -> str:
-    return "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered.translate(_DROP_ASCII).replace(" ", "-")
+    return "".join(c for c in lowered if _kept(c)).replace(" ", "-")
 
 
 class GithubSlugger:

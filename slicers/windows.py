@@ -71,7 +71,10 @@ def _blocks(
 
 
 def _size(lines: Sequence[str], start: int, end: int) -> int:
-    return sum(len(lines[i]) + 1 for i in range(start, end))
+    """Characters in lines [start, end), each with its newline."""
+    if end <= start:
+        return 0
+    return sum(map(len, lines[start:end])) + end - start
 
 
 def pack_windows(

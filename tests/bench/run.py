@@ -22,6 +22,7 @@ import corpus
 import crawl_bench
 import index_bench
 import mcp_bench
+import real_repo
 import vector_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -225,6 +226,19 @@ def main() -> None:
           m.slices) for m in results],
     )  # fmt: skip
 
+    peer = real_repo.compare(work, timed)
+    floor = peer.seconds("files-to-prompt")
+    print(
+        f"\nreal repository ({len(real_repo.SDISTS)} pinned sdists, {peer.files:,} files, "
+        f"{peer.megabytes} MB), median of {real_repo.ROUNDS} alternating runs"
+    )
+    print_table(
+        [("command", 30), ("s", 6), ("spread s", 10), ("x peer", 7)],
+        [(t.name, f"{t.median:.2f}", t.spread, f"{t.median / floor:.2f}") for t in peer.timings],
+    )
+    scaling = peer.seconds("auto --workers 1") / peer.seconds("auto --workers 2")
+    print(f"--kind auto, 2 workers vs 1: {scaling:.2f}x faster")
+
     rates = slicing_rates()
     print()
     print_table(
@@ -281,6 +295,7 @@ def main() -> None:
             {
                 "machine": machine,
                 "flatten": [asdict(m) for m in results],
+                "peer": asdict(peer),
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
                 "hybrid": [asdict(v) for v in hybrid_runs],

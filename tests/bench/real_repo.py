@@ -1,0 +1,137 @@
+"""Flatten against the read-and-write floor on a real repository, built offline from PyPI alone.
+
+The repository is the source distributions of eight pinned, docs-carrying projects (markdown,
+reST and text docs beside Python code) unpacked side by side and committed to a fresh git
+repository with a fixed date, so every machine builds the same ~3,000 files and the same commit.
+The peer is `files-to-prompt` (plain concatenation of every text file), installed pinned into
+a virtual environment of the bench's own. Commands run alternately, each in a fresh process,
+and the median of the rounds is reported with its spread.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+SDISTS = (
+    "pip==26.3",
+    "black==26.10.1",
+    "scrapy==2.19.0",
+    "markdown==3.11.3",
+    "pymdown-extensions==13.1.2",
+    "mkdocs==1.6.1",
+    "flask==3.1.2",
+    "markdown-it-py==4.3.0",
+)
+PEER = ("files-to-prompt==0.6", "click==8.5.1")  # the peer and its one dependency, pinned
+ROUNDS = 3
+_FIXED_DATE = "2025-01-01T00:00:00+00:00"
+
+Timer = Callable[[list[str], str], tuple[float, int]]
+
+
+def build_repo(work: Path) -> Path:
+    """The unpacked sdists as one git repository (built once; a marker says it is whole)."""
+    repo = work / "real-repo"
+    marker = work / "real-repo.complete"
+    if marker.exists():
+        return repo
+    downloads = work / "sdists"
+    downloads.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+         "--no-binary", ":all:", "--dest", str(downloads), *SDISTS],
+        check=True,
+    )  # fmt: skip
+    if repo.exists():
+        subprocess.run(["rm", "-rf", str(repo)], check=True)
+    repo.mkdir(parents=True)
+    for archive in sorted(downloads.glob("*.tar.gz")):
+        with tarfile.open(archive) as tar:
+            tar.extractall(repo, filter="data")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
+        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost",
+        "GIT_AUTHOR_DATE": _FIXED_DATE, "GIT_COMMITTER_DATE": _FIXED_DATE,
+    }  # fmt: skip
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "sdists"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+    marker.write_text("")
+    return repo
+
+
+def peer_command(work: Path) -> list[str]:
+    """`files-to-prompt`, installed pinned into .bench/peer-venv on first use."""
+    venv = work / "peer-venv"
+    exe = venv / "bin" / "files-to-prompt"
+    stamp = venv / f".{'-'.join(PEER)}"
+    if not stamp.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *PEER], check=True
+        )
+        stamp.write_text("")
+    return [str(exe)]
+
+
+def flatten_command(repo: Path, kind: str, out: Path, workers: int = 0) -> list[str]:
+    cmd = [sys.executable, "-m", "flatten", "flatten", "--root", str(repo), "--kind", kind]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    return [*cmd, "-q", "-o", str(out)]
+
+
+@dataclass
+class Timing:
+    name: str
+    median: float
+    low: float
+    high: float
+
+    @property
+    def spread(self) -> str:
+        return f"{self.low:.2f}-{self.high:.2f}"
+
+
+@dataclass
+class PeerComparison:
+    files: int
+    megabytes: float
+    timings: list[Timing]
+
+    def seconds(self, name: str) -> float:
+        return next(t.median for t in self.timings if t.name == name)
+
+
+def compare(work: Path, timed: Timer, rounds: int = ROUNDS) -> PeerComparison:
+    """files-to-prompt, flatten --kind docs/auto and auto with 1 and 2 workers, alternately."""
+    work = work.resolve()
+    repo = build_repo(work)
+    out = work / "real-repo-out"
+    out.mkdir(exist_ok=True)
+    commands = {
+        "files-to-prompt": [*peer_command(work), str(repo), "-o", str(out / "peer.txt")],
+        "flatten --kind docs": flatten_command(repo, "docs", out / "docs.jsonl"),
+        "flatten --kind auto": flatten_command(repo, "auto", out / "auto.jsonl"),
+        "auto --workers 1": flatten_command(repo, "auto", out / "auto-1.jsonl", 1),
+        "auto --workers 2": flatten_command(repo, "auto", out / "auto-2.jsonl", 2),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, cmd in commands.items():
+            samples[name].append(timed(cmd, name)[0])
+    listed = (
+        subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")[:-1]
+    )
+    megabytes = sum((repo / name).stat().st_size for name in listed) / 1e6
+    timings = [Timing(name, statistics.median(s), min(s), max(s)) for name, s in samples.items()]
+    return PeerComparison(len(listed), round(megabytes, 1), timings)
