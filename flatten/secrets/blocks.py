@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from flatten.secret_patterns import LINE_BREAK_CLASS as _NL
-from flatten.secret_patterns import LINE_BREAKS
+from flatten.secrets.patterns import LINE_BREAK_CLASS as _NL
+from flatten.secrets.patterns import LINE_BREAKS
 
 _LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?"
 _HEADER = re.compile(rf"-----BEGIN {_LABEL}-----")

@@ -21,9 +21,9 @@ from typing import Any
 import re2
 
 from flatten.errors import UsageError
-from flatten.placeholders import is_non_value, is_placeholder
-from flatten.secret_blocks import k8s_secret_spans, private_key_spans
-from flatten.secret_patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
+from flatten.secrets.blocks import k8s_secret_spans, private_key_spans
+from flatten.secrets.patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
+from flatten.secrets.placeholders import is_non_value, is_placeholder
 
 REDACTION_MARK = "[REDACTED:"
 _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
