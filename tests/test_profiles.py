@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, PROJECT, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -104,18 +105,10 @@ def test_llamaindex_refreshes_and_deletes_nodes_by_their_document(make_repo):
     (repo.path / "c.md").unlink()
     repo.commit({"a.md": "# A\n\n" + sections("one", "two, changed")})
     second = nodes()
-    # Refresh by document: a document whose SOURCE hash (its docHash) changed is replaced.
-    stored = {n.ref_doc_id: n.source_node.hash for n in index.docstore.docs.values()}
-    documents: dict[str, list[TextNode]] = {}
-    for node in second:
-        documents.setdefault(node.ref_doc_id, []).append(node)
+    # Refresh by document, as the README shows it: a document whose SOURCE hash (its docHash)
+    # changed is replaced, one that is gone is deleted.
     embedded.clear()
-    for gone in stored.keys() - documents.keys():
-        index.delete_ref_doc(gone, delete_from_docstore=True)
-    for document, group in documents.items():
-        if stored.get(document) != group[0].source_node.hash:
-            index.delete_ref_doc(document, delete_from_docstore=True)
-            index.insert_nodes(group)
+    exec(compile(readme_refresh_recipe(), "README.md", "exec"), {"index": index, "nodes": second})
 
     # Only a.md is embedded again (b.md's commit changed, its docHash did not); nothing of the
     # old a.md#3 or of c.md is left in the docstore or the vector store.
@@ -127,3 +120,11 @@ def test_llamaindex_refreshes_and_deletes_nodes_by_their_document(make_repo):
     assert {d: i.node_ids for d, i in index.ref_doc_info.items()} == {
         "a.md": ["a.md#1", "a.md#2"], "b.md": ["b.md#1"],
     }  # fmt: skip
+
+
+def readme_refresh_recipe() -> str:
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The record (v1)", 1)[1].split("\n## ", 1)[0]
+    (recipe,) = [code for code in re.findall(r"```python\n(.*?)```", section, re.S)
+                 if "delete_ref_doc" in code]  # fmt: skip
+    return recipe
