@@ -179,13 +179,40 @@ class Layout:
         return {self.id_key: record.id, self.content_key: record.content, self.meta_key: meta}
 
 
+# What LlamaIndex shows a model of a node's metadata, beside its text, when embedding it and when
+# answering with it (it shows every key it is not told to exclude): where the text sits, never
+# the bookkeeping (hashes, sizes, commit, ordinal). Any other key, a future one too, is excluded.
+NODE_EMBED_KEYS = ("source", "docTitle", "section", "title", "symbol")
+NODE_LLM_KEYS = (*NODE_EMBED_KEYS, "startLine", "endLine", "lineUnit", "url")
+# NodeRelationship.SOURCE and ObjectType.DOCUMENT, as LlamaIndex's own `to_dict` writes them.
+_SOURCE_RELATIONSHIP, _DOCUMENT_TYPE = "1", "4"
+
+
+@dataclass(frozen=True)
+class NodeLayout(Layout):
+    """LlamaIndex's `TextNode`: also the metadata keys a model is not shown, and the node's SOURCE
+    document (its `source`, hashed by `docHash`), by which LlamaIndex deletes and refreshes a
+    document's nodes together."""
+
+    def encode(self, record: Record) -> dict[str, Any]:
+        node = super().encode(record)
+        keys = node[self.meta_key].keys()
+        node["excluded_embed_metadata_keys"] = [k for k in keys if k not in NODE_EMBED_KEYS]
+        node["excluded_llm_metadata_keys"] = [k for k in keys if k not in NODE_LLM_KEYS]
+        document = {"node_id": record.source, "node_type": _DOCUMENT_TYPE}
+        if record.doc_hash is not None:
+            document["hash"] = record.doc_hash
+        node["relationships"] = {_SOURCE_RELATIONSHIP: document}
+        return node
+
+
 LAYOUTS: dict[str, Layout] = {
     layout.name: layout
     for layout in (
         Layout("langchain", "langchain_core.documents.Document(**line)",
                "id", "page_content", "metadata", id_in_meta=True),
-        Layout("llamaindex", "llama_index.core.schema.TextNode(**line)",
-               "id_", "text", "metadata", id_in_meta=False),
+        NodeLayout("llamaindex", "llama_index.core.schema.TextNode(**line)",
+                   "id_", "text", "metadata", id_in_meta=False),
         Layout("haystack", "haystack.Document.from_dict(line)",
                "id", "content", "meta", id_in_meta=False),
     )

@@ -73,7 +73,15 @@ class Knowledge:
         return self._store
 
     def search(self, query: str, top_k: int = 5, corpus: str | None = None) -> dict[str, Any]:
-        """Ranked hits with citations and their text (hybrid when embeddings are configured)."""
+        """Ranked hits with citations and their text (hybrid when embeddings are configured).
+
+        A `top_k` past `MAX_TOP_K` is lowered to it, and the answer says so: the nearest answer
+        to what was asked, where a refusal would only cost the agent a call."""
+        if not _WORD.search(query):
+            return _status("bad_query", "give at least one word to look for")
+        notes = [f"top_k was lowered to {MAX_TOP_K}, the most a search returns; "
+                 "knowledge_enumerate lists every document holding given words."
+                 ] if top_k > MAX_TOP_K else []  # fmt: skip
         top_k = max(1, min(MAX_TOP_K, int(top_k)))
         used, dropped = _first_words(query)
         options = SearchOptions(top_k=top_k, corpus=corpus or None, rules=self.rules,
@@ -90,7 +98,9 @@ class Knowledge:
         answer: dict[str, Any] = {"status": "ok", "notice": NOTICE, **_echo("query", query),
                                   "tier": to_json(response.tier), "results": []}  # fmt: skip
         if dropped:
-            answer["note"] = f"Only the first {MAX_WORDS} words of the query were searched."
+            notes.append(f"Only the first {MAX_WORDS} words of the query were searched.")
+        if notes:
+            answer["note"] = " ".join(notes)
         if not response.results:
             answer["status"] = "no_results"
             answer["message"] = (

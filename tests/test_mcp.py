@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -15,10 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from flatten.cli.mcp import ALL_TOOLS, tool_names
+from flatten.cli.mcp import ALL_TOOLS, build_server, tool_names
 from flatten.config import load_config
 from index.agent import OUTPUT_CAP, Knowledge
 from index.citations import parse_rules
@@ -43,11 +46,12 @@ def params(*args: str | Path) -> StdioServerParameters:
 async def _session(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     async with Client(server, read_timeout_seconds=60) as client:
         listed = await client.list_tools()
-        answers = []
+        answers, errors = [], []
         for name, arguments in calls:
             result = await client.call_tool(name, arguments)
             answers.append(json.loads(result.content[0].text))
-        return {"tools": {t.name: t for t in listed.tools}, "answers": answers}
+            errors.append(result.is_error)
+        return {"tools": {t.name: t for t in listed.tools}, "answers": answers, "errors": errors}
 
 
 def session(server: Any, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
@@ -84,11 +88,46 @@ def knowledge(corpus):
     answering.close()
 
 
-def test_tools_schemas_over_stdio_with_a_real_client(corpus):
-    every, answers = session(
-        params("--store", corpus / "store", "--tools", "all"),
-        ("knowledge_search", {"query": "install with docker", "top_k": 3}),
-    ).values()
+# Arguments that break the tools' schemas, each with the one sentence it is answered with.
+BAD_ARGUMENTS = [
+    ("knowledge_search", {"query": "docker", "top_k": 0},
+     "top_k must be a whole number from 1 to 20, not 0."),
+    ("knowledge_search", {"query": "docker", "top_k": 2.5},
+     "top_k must be a whole number from 1 to 20, not 2.5."),
+    ("knowledge_search", {"query": "docker", "top_k": "many"},
+     'top_k must be a whole number from 1 to 20, not "many".'),
+    ("knowledge_search", {"top_k": 3},
+     "knowledge_search needs query: what to look for, in words or as a question."),
+    ("knowledge_search", {"query": "docker", "topk": 10},
+     "knowledge_search has no argument topk; it takes query, top_k, corpus."),
+    ("knowledge_search", {"query": "docker", "corpus": 5, "top_k": -1},
+     "top_k must be a whole number from 1 to 20, not -1. corpus must be a string or null, "
+     "not 5."),
+    ("knowledge_enumerate", {"query": "docker", "paths_only": "maybe"},
+     'paths_only must be true or false, not "maybe".'),
+    ("knowledge_get", {"source": "docs/guide/install.md", "offset": -12000},
+     "offset must be a whole number, 0 or more, not -12000."),
+    ("knowledge_get", {"source": None}, "source must be a string, not null."),
+    ("knowledge_toc", {"prefix": ["docs/"]}, 'prefix must be a string, not ["docs/"].'),
+]  # fmt: skip
+# Arguments a client may send that are answered, not refused.
+LENIENT_ARGUMENTS = [
+    ("knowledge_search", {"query": "install with docker", "top_k": 3}),
+    ("knowledge_search", {"query": "the", "top_k": 50}),  # lowered to 20, and said so
+    ("knowledge_search", {"query": "install with docker", "top_k": None, "corpus": None}),
+    ("knowledge_toc", {"prefix": None}),  # null for an optional argument: its default
+]
+
+
+@pytest.fixture(scope="module")
+def over_stdio(corpus):
+    """One server over stdio, a real client, every tool: the calls above, in one session."""
+    calls = LENIENT_ARGUMENTS + [(name, arguments) for name, arguments, _ in BAD_ARGUMENTS]
+    return session(params("--store", corpus / "store", "--tools", "all"), *calls)
+
+
+def test_tools_schemas_over_stdio_with_a_real_client(over_stdio):
+    every, answers = over_stdio["tools"], over_stdio["answers"]
     assert sorted(every) == ["knowledge_enumerate", "knowledge_get", "knowledge_search",
                              "knowledge_toc"]  # fmt: skip
     search = every["knowledge_search"]
@@ -101,6 +140,61 @@ def test_tools_schemas_over_stdio_with_a_real_client(corpus):
     assert every["knowledge_get"].input_schema["required"] == ["source"]
     assert all(t.annotations.read_only_hint for t in every.values())
     assert answers[0]["results"][0]["source"] == "docs/guide/install.md"
+
+
+def test_arguments_out_of_range_or_of_the_wrong_type_are_answered_with_the_allowed_values(
+    over_stdio,
+):
+    refused = len(LENIENT_ARGUMENTS)
+    for (name, arguments, sentence), answer, error in zip(
+        BAD_ARGUMENTS, over_stdio["answers"][refused:], over_stdio["errors"][refused:], strict=True
+    ):
+        expected = {"status": "bad_argument", "message": sentence}
+        assert (error, answer) == (True, expected), (name, arguments)
+
+
+def test_a_top_k_past_the_maximum_is_lowered_and_said_and_nulls_take_the_defaults(over_stdio):
+    exact, lowered, nulls, contents = over_stdio["answers"][: len(LENIENT_ARGUMENTS)]
+    assert not any(over_stdio["errors"][: len(LENIENT_ARGUMENTS)])
+    assert lowered["status"] == "ok" and 5 < len(lowered["results"]) <= 20
+    assert lowered["note"].startswith("top_k was lowered to 20, the most a search returns")
+    assert "note" not in exact and len(exact["results"]) == 3
+    assert nulls["status"] == "ok" and len(nulls["results"]) == 5  # the default top_k
+    assert contents["status"] == "ok" and contents["prefix"] == ""
+    top_k = over_stdio["tools"]["knowledge_search"].input_schema["properties"]["top_k"]
+    assert (top_k["minimum"], top_k["maximum"]) == (1, 20)
+    assert "lowered to 20" in top_k["description"]
+
+
+@pytest.fixture(scope="module")
+def in_process(knowledge):
+    """The server with every tool, called without a transport (the property test's many calls)."""
+    return build_server(knowledge, list(ALL_TOOLS))
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+NAMES = ["query", "top_k", "corpus", "paths_only", "source", "offset", "prefix", "x" * 100]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tool=st.sampled_from(ALL_TOOLS), arguments=st.dictionaries(st.sampled_from(NAMES), JSON))
+def test_any_arguments_get_a_json_answer_never_the_validators_report(in_process, tool, arguments):
+    result = asyncio.run(in_process.call_tool(tool, arguments))
+    answer = json.loads(result.content[0].text)
+    assert answer["status"] and isinstance(answer.get("message", ""), str)
+    if result.is_error:
+        assert answer["status"] == "bad_argument" and len(answer["message"]) < 1000
+        assert not re.search(r"pydantic|Input should|validation error|type=", answer["message"])
+
+
+def test_a_search_without_a_word_is_a_bad_query(knowledge):
+    no_words = {"status": "bad_query", "message": "give at least one word to look for"}
+    for query in ("", "  ", "?! -- ..."):
+        assert knowledge.search(query) == no_words
 
 
 def test_the_two_search_tools_are_the_default():

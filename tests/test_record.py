@@ -15,6 +15,8 @@ from flatten.record import (
     FIELDS,
     INT_MAX,
     LAYOUTS,
+    NODE_EMBED_KEYS,
+    NODE_LLM_KEYS,
     PROFILES,
     Malformed,
     Mark,
@@ -93,6 +95,21 @@ def test_framework_layouts_keep_metadata_flat():
         assert line[layout.id_key] == "a.md#2" and line[layout.content_key] == "body"
         assert meta["section"] == "A > B" and all(not isinstance(v, list) for v in meta.values())
         assert ("id" in meta) == layout.id_in_meta and None not in meta.values()
+
+
+@given(record=records())
+def test_llamaindex_nodes_show_a_model_only_where_the_text_sits_and_name_their_document(record):
+    node = json.loads(encode_line(record, "llamaindex"))
+    keys = node["metadata"].keys()
+    shown_to_embed = keys - set(node["excluded_embed_metadata_keys"])
+    shown_to_llm = keys - set(node["excluded_llm_metadata_keys"])
+    assert shown_to_embed <= set(NODE_EMBED_KEYS) and shown_to_llm <= set(NODE_LLM_KEYS)
+    assert {"source", "title"} <= shown_to_embed <= shown_to_llm
+    assert not {"hash", "docHash", "chunkSize", "commit", "repoUrl", "ordinal"} & shown_to_llm
+    source = {"node_id": record.source, "node_type": "4"}  # LlamaIndex: SOURCE, a DOCUMENT
+    if record.doc_hash is not None:
+        source["hash"] = record.doc_hash
+    assert node["relationships"] == {"1": source}
 
 
 @given(record=records())

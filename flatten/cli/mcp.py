@@ -119,7 +119,6 @@ def tool_names(spec: str | None) -> list[str]:
 
 
 def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
-    from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
     from pydantic import Field
 
@@ -133,14 +132,20 @@ def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
             "`unknown_corpus` naming the corpora there are."
         ),
     ]
-    server = MCPServer(
+    # The maximum is shown, not enforced: the search lowers a larger top_k to it and says so.
+    TopK = Annotated[
+        int,
+        Field(ge=1, json_schema_extra={"maximum": MAX_TOP_K},
+              description=f"How many hits (more than {MAX_TOP_K} is lowered to {MAX_TOP_K})."),
+    ]  # fmt: skip
+    server = _server_class()(
         "docs-flatten", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     read_only = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
     def knowledge_search(
         query: Query,
-        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits.")] = 5,
+        top_k: TopK = 5,
         corpus: Corpus = None,
     ) -> str:
         return _json(knowledge.search(query, top_k, corpus))
@@ -180,6 +185,43 @@ def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
 
 def _json(answer: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
+
+
+def _server_class() -> type["MCPServer"]:
+    """The SDK's server, answering arguments that break a tool's input schema with a sentence
+    built from that schema (`status: bad_argument`, an error result the model can act on)
+    instead of the validator's report; an optional argument sent as null takes its default."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, TextContent
+    from pydantic import ValidationError
+
+    from flatten.cli.mcp_arguments import explain, unknown_arguments, without_nulls
+    from index.text import clean_json
+
+    class Server(MCPServer):
+        _schemas: dict[str, dict[str, Any]] | None = None
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None):
+            if self._schemas is None:
+                self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
+            schema = self._schemas.get(name)
+            if schema is None:  # an unknown tool: the SDK's own error
+                return await super().call_tool(name, arguments, context)
+            problem = unknown_arguments(name, schema, arguments)
+            if not problem:
+                try:
+                    return await super().call_tool(name, without_nulls(schema, arguments),
+                                                   context)  # fmt: skip
+                except ToolError as exc:
+                    if not isinstance(exc.__cause__, ValidationError):
+                        raise
+                    problem = explain(name, schema, exc.__cause__.errors(include_url=False))
+            answer = clean_json({"status": "bad_argument", "message": problem})
+            return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
+                                  is_error=True)  # fmt: skip
+
+    return Server
 
 
 def serve(
