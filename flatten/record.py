@@ -33,6 +33,8 @@ from functools import lru_cache, partial
 from operator import attrgetter
 from typing import Any
 
+import orjson
+
 from flatten.hashing import sha256_hex
 
 RECORD_VERSION = 1
@@ -406,10 +408,44 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+
+
+def _orjson_exact(value: Any) -> bool:
+    """Whether orjson writes `value` byte for byte as `dumps` does: only exact str, int, bool,
+    None, lists, tuples and str-keyed dicts of them. Floats are not (orjson writes `1e-7` and
+    `null` where json writes `1e-07` and `NaN`), nor subclasses (an enum, say)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is dict:
+        if not _STR.issuperset(map(type, value)):
+            return False
+        items = value.values()
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    # The types of a flat container are checked in C; only nested ones recurse.
+    return _SCALARS.issuperset(map(type, items)) or all(map(_orjson_exact, items))
+
+
+def json_line(obj: Any) -> bytes:
+    """`dumps(obj)` as UTF-8 bytes and a newline. orjson writes records about ten times faster
+    than json; anything it would write differently, or refuses (an int past 64 bits, a lone
+    surrogate, deep nesting), goes through `dumps`, which gives the same bytes or error as ever."""
+    if _orjson_exact(obj):
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+        except orjson.JSONEncodeError:
+            pass
+    return dumps(obj).encode("utf-8") + b"\n"
+
+
 def encode_line(record: Record | dict[str, Any], layout: str = "native") -> bytes:
     """One JSONL line (with its newline) for a record, or for a dict already in a layout."""
-    data = record if isinstance(record, dict) else encode(record, layout)
-    return dumps(data).encode("utf-8") + b"\n"
+    return json_line(record if isinstance(record, dict) else encode(record, layout))
 
 
 # Our own lines start `{"id":"<source>#<ordinal>","source":"<source>"` (the first two FIELDS, as

@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from flatten.errors import FlattenError, OutputError, write_failed
-from flatten.record import dumps, end_mark, error_mark, is_stream
+from flatten.record import dumps, end_mark, error_mark, is_stream, json_line
 
 __all__ = ["OutputFile", "Sink", "dumps", "write_failed", "write_json", "write_jsonl"]
 
@@ -248,7 +248,7 @@ def _write(
     count = 0
     try:
         for record in records:
-            sink.write(dumps(to_dict(record)).encode("utf-8") + b"\n")
+            sink.write(json_line(to_dict(record)))
             count += 1
     except BrokenPipeError:
         raise  # the reader went away: nobody to tell
@@ -256,11 +256,11 @@ def _write(
         if marked:  # best effort: the run's own error is the one that matters
             reason = exc.reason if isinstance(exc, FlattenError) else type(exc).__name__
             with contextlib.suppress(OSError, OutputError):
-                sink.write(dumps(error_mark(reason)).encode("utf-8") + b"\n")
+                sink.write(json_line(error_mark(reason)))
                 sink.flush()
         raise
     if marked:
-        sink.write(dumps(end_mark(count)).encode("utf-8") + b"\n")
+        sink.write(json_line(end_mark(count)))
     sink.flush()
     return count
 
