@@ -123,9 +123,26 @@ def m002_vectors(db: sqlite3.Connection) -> None:
     )
 
 
+def m003_document_template(db: sqlite3.Connection) -> None:
+    """The vector identity names the whole document template (context line, then content).
+
+    Vectors embedded before it were made from the document prefix and the content, which is
+    the template `<prefix>{text}`: recorded as such, so they stay valid for a config that keeps
+    that template, and a config with another one is refused until `--reindex`.
+    """
+    _run(
+        db,
+        """
+        ALTER TABLE vector_identity ADD COLUMN document_template TEXT;
+        UPDATE vector_identity SET document_template = document_prefix || '{text}'
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
+    ("m003_document_template", m003_document_template),
 ]
 
 
