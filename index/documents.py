@@ -318,7 +318,7 @@ def _vector_stats(db: Any) -> dict[str, Any] | None:
     ).fetchone()
     return {
         "model": identity.model, "dimension": identity.dimension,
-        "queryPrefix": identity.query_prefix, "documentPrefix": identity.document_prefix,
+        "queryPrefix": identity.query_prefix, "documentTemplate": identity.document_template,
         "vectors": db.execute("SELECT count(*) FROM vectors").fetchone()[0],
         "chunksWithVector": covered, "chunksPending": pending,
         "chunksSkipped": dict(db.execute(

@@ -1,17 +1,20 @@
-"""Retrieval quality against relevance judgments: nDCG@k, Recall@k and MRR over documents.
+"""Retrieval quality against relevance judgments: nDCG@k, Recall@k, MRR and hit rates.
 
-Queries are JSONL (`{"id" or "_id": ..., "query" or "text": ...}`); judgments are TREC/BEIR qrels
-(`query-id corpus-id score`, tab or space separated, an optional header). Chunks are ranked, then
-collapsed to their documents (`source`) in rank order, since judgments are about documents.
+Queries are JSONL (`{"id" or "_id": ..., "query" or "text": ..., "expect": [...]}`); judgments
+are TREC/BEIR qrels (`query-id corpus-id score`, tab or space separated, an optional header)
+and/or each query's `expect` list (pages a person would accept, gain 1). What the judged ids
+name in a store, and the unit ranked (document or slice), is `index.judgments`; here the metrics
+are over any ranked units.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flatten.errors import UsageError
 
@@ -20,6 +23,7 @@ from flatten.errors import UsageError
 class Query:
     id: str
     text: str
+    expect: tuple[str, ...] = ()  # accepted pages or documents, from a question file
 
 
 def _lines(path: Path, reason: str) -> Iterator[tuple[int, str]]:
@@ -49,14 +53,29 @@ def read_queries(path: Path) -> list[Query]:
             obj = json.loads(line)
             qid = obj.get("id", obj.get("_id"))
             text = obj.get("query", obj.get("text"))
+            expect = obj.get("expect", [])
         except (ValueError, RecursionError, AttributeError) as exc:
             raise UsageError(f"{path}:{number}: not a JSON object", reason="bad-queries") from exc
         if qid is None or not isinstance(text, str):
             raise UsageError(
                 f"{path}:{number}: needs an id and a query (or text)", reason="bad-queries"
             )
-        queries.append(Query(str(qid), text))
+        if not isinstance(expect, list) or not all(isinstance(e, str) and e for e in expect):
+            raise UsageError(f"{path}:{number}: expect must be a list of paths",
+                             reason="bad-queries")  # fmt: skip
+        queries.append(Query(str(qid), text, tuple(expect)))
     return queries
+
+
+def with_expectations(
+    queries: Iterable[Query], judgments: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """`judgments` and each query's `expect` entries (gain 1 where the qrels say nothing)."""
+    merged = {qid: dict(judged) for qid, judged in judgments.items()}
+    for query in queries:
+        for expected in query.expect:
+            merged.setdefault(query.id, {}).setdefault(expected, 1.0)
+    return merged
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, float]]:
@@ -87,55 +106,93 @@ def read_qrels(path: Path) -> dict[str, dict[str, float]]:
     return judgments
 
 
-def ndcg(ranked: list[str], relevant: dict[str, float], k: int) -> float:
+def ndcg(ranked: Sequence[Hashable], relevant: dict[Any, float], k: int) -> float:
     dcg = sum(relevant.get(doc, 0.0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
     ideal = sorted(relevant.values(), reverse=True)[:k]
     idcg = sum(gain / math.log2(i + 2) for i, gain in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 0.0
 
 
-def recall(ranked: list[str], relevant: dict[str, float], k: int) -> float:
+def recall(ranked: Sequence[Hashable], relevant: dict[Any, float], k: int) -> float:
     wanted = {doc for doc, gain in relevant.items() if gain > 0}
     return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
 
 
-def reciprocal_rank(ranked: list[str], relevant: dict[str, float]) -> float:
+def first_relevant(ranked: Sequence[Hashable], relevant: dict[Any, float]) -> int | None:
+    """The 1-based rank of the first relevant unit, or None when none was ranked."""
     for i, doc in enumerate(ranked):
         if relevant.get(doc, 0.0) > 0:
-            return 1.0 / (i + 1)
-    return 0.0
+            return i + 1
+    return None
+
+
+@dataclass
+class QueryScore:
+    id: str
+    query: str
+    ndcg: float
+    recall: float
+    recall_100: float
+    rr: float
+    first_relevant: int | None  # 1-based rank of the first relevant unit, None: not ranked
+    first_relevant_name: str | None  # what it was (a source, or a slice token)
+
+    def to_dict(self, k: int) -> dict[str, object]:
+        return {
+            "id": self.id, "query": self.query, f"ndcg@{k}": round(self.ndcg, 4),
+            f"recall@{k}": round(self.recall, 4), "recall@100": round(self.recall_100, 4),
+            "rr": round(self.rr, 4), "firstRelevantRank": self.first_relevant,
+            "firstRelevant": self.first_relevant_name,
+        }  # fmt: skip
 
 
 @dataclass
 class EvalReport:
     k: int
+    group: str = "doc"
     queries: int = 0
     ndcg: float = 0.0
     recall: float = 0.0
     recall_100: float = 0.0
     mrr: float = 0.0
+    hit_1: float = 0.0  # share of queries with a relevant unit at rank 1
+    hit_k: float = 0.0  # ... within the top k
     skipped: int = 0  # queries without judgments
-    per_query: list[dict[str, object]] = field(default_factory=list)
+    judged: dict[str, int] = field(default_factory=dict)  # what the judged ids named -> count
+    unmatched: list[tuple[str, str]] = field(default_factory=list)  # (query id, judged id)
+    per_query: list[QueryScore] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, object]:
-        return {
+    def to_dict(self, *, per_query: bool = False) -> dict[str, object]:
+        summary: dict[str, object] = {
             "k": self.k,
+            "group": self.group,
             "queries": self.queries,
             f"ndcg@{self.k}": round(self.ndcg, 4),
             f"recall@{self.k}": round(self.recall, 4),
             "recall@100": round(self.recall_100, 4),
             "mrr": round(self.mrr, 4),
+            "hit@1": round(self.hit_1, 4),
+            f"hit@{self.k}": round(self.hit_k, 4),
             "skippedWithoutJudgments": self.skipped,
+            "judged": dict(sorted(self.judged.items())),
+            "unmatched": len(self.unmatched),
         }
+        if per_query:
+            summary["unmatchedIds"] = [{"query": q, "id": i} for q, i in self.unmatched]
+            summary["perQuery"] = [score.to_dict(self.k) for score in self.per_query]
+        return summary
 
 
 def evaluate(
     queries: Iterable[Query],
-    judgments: dict[str, dict[str, float]],
-    rank: Callable[[str, int], list[str]],
+    judgments: dict[str, dict[Any, float]],
+    rank: Callable[[str, int], Sequence[Hashable]],
     k: int = 10,
+    *,
+    name: Callable[[Any], str] = str,
 ) -> EvalReport:
-    """`rank(query, depth)` returns document sources, best first."""
+    """`rank(query, depth)` returns units (the keys `judgments` use), best first; `name` says
+    what a unit is called in the per-query report."""
     report = EvalReport(k=k)
     depth = max(k, 100)
     for query in queries:
@@ -144,17 +201,21 @@ def evaluate(
             report.skipped += 1
             continue
         ranked = list(dict.fromkeys(rank(query.text, depth)))
-        scores = {
-            "ndcg": ndcg(ranked, relevant, k),
-            "recall": recall(ranked, relevant, k),
-            "recall_100": recall(ranked, relevant, 100),
-            "mrr": reciprocal_rank(ranked, relevant),
-        }
+        first = first_relevant(ranked, relevant)
+        score = QueryScore(
+            query.id, query.text, ndcg(ranked, relevant, k), recall(ranked, relevant, k),
+            recall(ranked, relevant, 100), 1.0 / first if first else 0.0, first,
+            name(ranked[first - 1]) if first else None,
+        )  # fmt: skip
         report.queries += 1
-        for name, value in scores.items():
-            setattr(report, name, getattr(report, name) + value)
-        report.per_query.append({"id": query.id, **scores})
+        report.ndcg += score.ndcg
+        report.recall += score.recall
+        report.recall_100 += score.recall_100
+        report.mrr += score.rr
+        report.hit_1 += first == 1
+        report.hit_k += first is not None and first <= k
+        report.per_query.append(score)
     if report.queries:
-        for name in ("ndcg", "recall", "recall_100", "mrr"):
-            setattr(report, name, getattr(report, name) / report.queries)
+        for metric in ("ndcg", "recall", "recall_100", "mrr", "hit_1", "hit_k"):
+            setattr(report, metric, getattr(report, metric) / report.queries)
     return report

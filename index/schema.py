@@ -136,10 +136,27 @@ def m003_repo_paths(db: sqlite3.Connection) -> None:
     )
 
 
+def m004_document_template(db: sqlite3.Connection) -> None:
+    """The vector identity names the whole document template (context line, then content).
+
+    Vectors embedded before it were made from the document prefix and the content, which is
+    the template `<prefix>{text}`: recorded as such, so they stay valid for a config that keeps
+    that template, and a config with another one is refused until `--reindex`.
+    """
+    _run(
+        db,
+        """
+        ALTER TABLE vector_identity ADD COLUMN document_template TEXT;
+        UPDATE vector_identity SET document_template = document_prefix || '{text}'
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
     ("m003_repo_paths", m003_repo_paths),
+    ("m004_document_template", m004_document_template),
 ]
 
 # How a reader (a read-only connection, which cannot migrate) reads a store that lacks a
@@ -149,6 +166,8 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
 READ_AS_IF: dict[str, str] = {
     "m003_repo_paths": "CREATE TEMP VIEW documents AS "
     "SELECT *, NULL AS repo_path, 0 AS dirty FROM main.documents",
+    "m004_document_template": "CREATE TEMP VIEW vector_identity AS "
+    "SELECT *, document_prefix || '{text}' AS document_template FROM main.vector_identity",
 }
 
 

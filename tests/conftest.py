@@ -147,9 +147,10 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
     """A failure the user can act on: the exit code, a named reason, and no traceback."""
     assert result.code == code, (result.code, result.stderr)
     assert "Traceback" not in result.stderr
-    # A ranked search says its tier on stderr before a failure after the search (eval's floor).
+    # A ranked search says its tier (and eval its warnings) on stderr before a failure after
+    # the search (eval's floors).
     said = "".join(line for line in result.stderr.splitlines(keepends=True)
-                   if not line.startswith("tier: "))  # fmt: skip
+                   if not line.startswith(("tier: ", "warning: ")))  # fmt: skip
     assert said.startswith("error: ") or "Usage" in result.stderr, result.stderr
     for word in words:
         assert word in result.stderr, (word, result.stderr)

@@ -9,6 +9,7 @@ import pytest
 
 from index.errors import ConfigError
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError, doctor
+from index.vectors.template import SliceText
 from tests.conftest import assert_clean_failure, run_cli
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
@@ -88,7 +89,7 @@ def test_config_is_checked_with_the_setting_named():
     with pytest.raises(ConfigError, match=r"embeddings\.batch_size"):
         EmbeddingConfig.from_config({"base_url": "http://x", "model": "m", "batch_size": 0})
     prefixed = EmbeddingConfig(base_url="x", model="m", document_prefix="title: {title} | text: ")
-    assert prefixed.document_text("body", "Intro") == "title: Intro | text: body"
+    assert prefixed.document_text(SliceText("body", "Intro")) == "title: Intro | text: body"
 
 
 def test_doctor_reports_dimension_normalisation_latency_and_prefixes(server):

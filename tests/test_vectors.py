@@ -61,7 +61,8 @@ def big_document(edited: int | None = None) -> list[dict]:
     """One file of 40 sections; `edited` changes one of them."""
     return [
         record("ops/runbook.md", n, f"Section {n} about {TOPICS[n % 8]} number {n}."
-               + (" Edited today." if n == edited else ""), title=f"Runbook {n}")
+               + (" Edited today." if n == edited else ""), title=f"Runbook {n}",
+               docTitle="Ops runbook", section=["Ops runbook", f"Runbook {n}"])
         for n in range(1, 41)
     ]  # fmt: skip
 
@@ -79,7 +80,10 @@ def test_only_new_text_is_embedded_after_an_edit_to_one_section(server, store, t
     report = load_files(store, [jsonl(tmp_path / "b.jsonl", big_document(edited=7))], "ops")
     assert report.updated == 1  # the whole document was replaced...
     second = embed_pending(store, settings(server, batch_size=16))
-    assert sent() == [f"Section 7 about {TOPICS[7]} number 7. Edited today."]  # one sent
+    # One sent, with its page title and heading first (the default document template).
+    assert sent() == [
+        f"Ops runbook > Runbook 7\n\nSection 7 about {TOPICS[7]} number 7. Edited today."
+    ]
     assert (second.embedded, second.reused, second.collected) == (1, 39, 1)
     assert vector_count(store) == 40
 
@@ -160,7 +164,7 @@ def test_secrets_binary_and_minified_text_never_reach_the_embedder(server, store
     ]
     load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "mixed")
     report = embed_pending(store, settings(server))
-    assert sent() == ["Plain prose about retries."]
+    assert sent() == ["a.md\n\nPlain prose about retries."]  # titled by its path
     assert report.skipped == {"binary": 1, "minified": 1, "redacted": 1}
     vectors = stats(store)["vectors"]
     assert (vectors["model"], vectors["dimension"], vectors["vectors"]) == ("hash-64", 64, 1)
@@ -263,7 +267,8 @@ def test_hybrid_search_fuses_and_shows_similarity_and_keyword_match(server, inde
     hits = json.loads(result.stdout)
     assert len(hits) == 5 and all("kafka consumer lag" in h["snippet"] for h in hits)
     for hit in hits:
-        assert hit["keywordMatch"] is True and 0.5 < hit["similarity"] <= 1.0001
+        # > 0.3: the embedded text also holds the page title and heading, not the query's words
+        assert hit["keywordMatch"] is True and 0.3 < hit["similarity"] <= 1.0001
         assert hit["fused"] == pytest.approx(
             sum(1 / (60 + r) for r in (hit["lexicalRank"], hit["vectorRank"]) if r), abs=1e-6
         )
@@ -404,12 +409,12 @@ def test_a_slow_server_at_query_time_degrades_and_is_not_asked_again_at_once(
 
 def test_pages_of_pending_chunks_send_each_distinct_text_once(server, store, tmp_path, monkeypatch):
     monkeypatch.setattr("index.vectors.backfill.PAGE", 7)
-    docs = [record(f"copy{n}.md", 1, f"Shared text {n % 5}.") for n in range(30)]
+    docs = [record(f"copy{n}.md", 1, f"Shared text {n % 5}.", title="Copy") for n in range(30)]
     load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "d")
     seen: list[tuple[int, int]] = []
     report = embed_pending(store, settings(server, batch_size=3),
                           progress=lambda done, total: seen.append((done, total)))  # fmt: skip
-    assert sorted(sent()) == [f"Shared text {n}." for n in range(5)]
+    assert sorted(sent()) == [f"Copy\n\nShared text {n}." for n in range(5)]
     assert (report.embedded, report.reused) == (5, 25)
     assert seen[-1] == (30, 30) and len(seen) == 5  # pages of 7, 7, 7, 7, 2
     assert (
@@ -422,8 +427,9 @@ def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tm
 
     EmbeddingServer.embedder = lambda texts, dim: [[7.0 * x for x in embed(t, dim)] for t in texts]
     load_files(store, [jsonl(tmp_path / "a.jsonl", big_document()[:8])], "ops")
-    embed_pending(store, settings(server))
-    with VectorTier(store, settings(server)) as vectors:
+    config = settings(server, document_template="{text}")  # the content alone, to compare
+    embed_pending(store, config)
+    with VectorTier(store, config) as vectors:
         hits = search(store, "helm rollback", SearchOptions(top_k=8, tier="vector"),
                       vectors=vectors).results  # fmt: skip
     for hit in hits:

@@ -89,7 +89,19 @@ def results(response: SearchResponse, explain: bool = False) -> None:
 
 
 def evaluation(summary: dict[str, Any]) -> None:
+    judged = summary.pop("judged", {})
     say(" ".join(f"{key}={value}" for key, value in summary.items()))
+    say("judged ids name: " + (", ".join(f"{n} {kind}" for kind, n in judged.items()) or "nothing"))
+
+
+def unmatched_judgments(unmatched: list[tuple[str, str]], shown: int = 10) -> None:
+    """A warning naming the judged ids that match nothing in the index (on stderr)."""
+    if not unmatched:
+        return
+    listed = ", ".join(f"{_f(query)}: {_f(judged)}" for query, judged in unmatched[:shown])
+    more = f" and {len(unmatched) - shown} more" if len(unmatched) > shown else ""
+    say(f"warning: {len(unmatched)} judged id(s) match nothing in the index ({listed}{more})",
+        err=True)  # fmt: skip
 
 
 def matched(found: list[MatchedDocument], words: list[str], paths_only: bool) -> None:

@@ -30,7 +30,7 @@ from flatten.errors import FlattenError, UsageError
 from flatten.jsonform import to_json
 from index import documents
 from index.citations import CitationRule, parse_rules
-from index.evaluate import evaluate, read_qrels, read_queries
+from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.search import SearchOptions, search, search_mode
@@ -153,11 +153,28 @@ def _search_many(
 
 
 def eval_command(
-    queries_file: Annotated[Path, typer.Option("--queries", help="JSONL of {id, query}.")],
-    qrels: Annotated[Path, typer.Option("--qrels", help="Relevance judgments (TREC/BEIR).")],
+    queries_file: Annotated[
+        Path, typer.Option("--queries", help='JSONL of {"id", "query", "expect"?: [pages]}.')
+    ],
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            show_default=False,
+            help="Relevance judgments (TREC/BEIR); optional when queries carry expect.",
+        ),
+    ] = None,
     k: Annotated[
-        int, typer.Option("-k", "--top-k", min=1, help="Cut-off for nDCG and recall.")
+        int, typer.Option("-k", "--top-k", min=1, help="Cut-off for nDCG, recall and hit@k.")
     ] = 10,
+    group: Annotated[
+        str,
+        typer.Option(
+            "--group",
+            metavar="doc|slice",
+            help="Rank documents (a document's first slice) or slices.",
+        ),
+    ] = "doc",
     min_ndcg: Annotated[
         float | None,
         typer.Option(
@@ -165,6 +182,15 @@ def eval_command(
             show_default=False,
             callback=finite,
             help="Exit 1 when nDCG@k falls below this (for CI).",
+        ),
+    ] = None,
+    min_hit_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-hit-rate",
+            show_default=False,
+            callback=finite,
+            help="Exit 1 when the share of queries with a relevant hit in the top k is below this.",
         ),
     ] = None,
     corpus: Corpus = None,
@@ -177,41 +203,62 @@ def eval_command(
     api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
 ) -> None:
-    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR.
+    """Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR, hit@k.
 
-    Run it with --tier lexical and again with --tier hybrid to compare the tiers."""
+    Judged ids may name documents (their source), slices (<source>#<ordinal>) or, in a question
+    file's expect lists, pages (a path without extension). Run it with --tier lexical and again
+    with --tier hybrid to compare the tiers."""
+    from index.judgments import GROUPS, UNMATCHED, ranked_units, resolve
+
+    if group not in GROUPS:
+        raise UsageError(f"--group: one of {', '.join(GROUPS)}, not {group!r}", reason="bad-group")
     questions = read_queries(queries_file)
-    judgments = read_qrels(qrels)
+    judged = with_expectations(questions, read_qrels(qrels) if qrels is not None else {})
+    if not judged:
+        raise UsageError("no judgments: give --qrels FILE, or queries with an expect list",
+                         reason="no-judgments")  # fmt: skip
+    pages = {q.id: set(q.expect) for q in questions if q.expect}
     tiers: list[TierUsed] = []
     with Store.open(store_dir, readonly=True) as store:
+        resolved = resolve(store, judged, group, pages=pages, corpus=corpus)
         embedding = embedding_config(load_config(config), base_url, model, api_key_env)
         vectors = _vector_tier(store, embedding, tier)
         if vectors is not None:
-            vectors.prepare([q.text for q in questions if q.id in judgments])
+            vectors.prepare([q.text for q in questions if q.id in judged])
 
-        def rank(text: str, depth: int) -> list[str]:
+        def rank(text: str, depth: int) -> list[tuple[str, ...]]:
             options = SearchOptions(top_k=depth, corpus=corpus, snippets=False, tier=tier,
                                     rrf_k=rrf_k)  # fmt: skip
             found = search(store, text, options, vectors=vectors)
             if found.tier not in tiers:
                 tiers.append(found.tier)
-            return [r.source for r in found.results]
+            return ranked_units([(r.corpus, r.source, r.ordinal) for r in found.results], group)
 
         try:
-            report = evaluate(questions, judgments, rank, k)
+            report = evaluate(questions, resolved.relevant, rank, k, name=_unit_name)
         finally:
             if vectors is not None:
                 vectors.close()
+    report.group, report.judged = group, dict(resolved.named)
+    report.unmatched = [(q, i) for q, i in resolved.unmatched if i != UNMATCHED]
     for used in tiers or [TierUsed(Tier.LEXICAL, reason=NO_EMBEDDINGS)]:
         output.tier_line(used)
-    summary = report.to_dict()
+    output.unmatched_judgments(report.unmatched)
     if as_json:
-        echo_json(summary)
+        echo_json(report.to_dict(per_query=True))
     else:
-        output.evaluation(summary)
+        output.evaluation(report.to_dict())
     if min_ndcg is not None and report.ndcg < min_ndcg:
         raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
                            reason="below-min-ndcg")  # fmt: skip
+    if min_hit_rate is not None and report.hit_k < min_hit_rate:
+        raise FlattenError(f"hit@{k} {report.hit_k:.4f} is below --min-hit-rate {min_hit_rate}",
+                           reason="below-min-hit-rate")  # fmt: skip
+
+
+def _unit_name(unit: tuple[str, ...]) -> str:
+    """A ranked unit as a reader knows it: a source, or a slice's `<source>#<ordinal>`."""
+    return unit[1] if len(unit) == 2 else f"{unit[1]}#{unit[2]}"
 
 
 def match_command(

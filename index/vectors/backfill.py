@@ -1,16 +1,18 @@
 """Index-time embedding: give every chunk without a vector one, in batches, resumably.
 
 Runs after a load, over the whole store: a chunk is pending until it has a vector key or a skip
-reason. Its key is the hash of the text sent (document prefix with the title, then the content),
-so a chunk whose text has a vector already reuses it without a request, even when its document
-changed around it. Each batch is committed on its own: a failure keeps what came before it and
-the next run resumes there. Redacted chunks (they held a secret), binary and minified text never
-leave the machine. A batch the server rejects (4xx) is split in halves until the input it
-refuses is found; that input is skipped and reported, the rest is embedded.
+reason. Its key is the hash of the text sent (the document template filled with the chunk's
+content, title, breadcrumb and document title: `template.py`), so a chunk whose text has a vector
+already reuses it without a request, even when its document changed around it. Each batch is
+committed on its own: a failure keeps what came before it and the next run resumes there.
+Redacted chunks (they held a secret), binary and minified text never leave the machine. A batch
+the server rejects (4xx) is split in halves until the input it refuses is found; that input is
+skipped and reported, the rest is embedded.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from index.vectors.storage import (
     stored_identity,
     vector_key,
 )
+from index.vectors.template import SliceText
 
 
 @dataclass
@@ -162,7 +165,8 @@ def _pending(
     the last id read; how many chunks were read). Chunks whose text has a vector already get
     its key now, and skipped chunks their reason."""
     rows = store.db.execute(
-        "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body FROM chunks c "
+        "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body, d.title, c.section, "
+        "coalesce(c.kind, d.kind) FROM chunks c "
         "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
         f"WHERE {_PENDING} AND c.id > ? ORDER BY c.id LIMIT ?",
         (after, PAGE),
@@ -170,13 +174,15 @@ def _pending(
     by_key: dict[str, _Pending] = {}
     skips: list[tuple[str, int]] = []
     reuses: list[tuple[str, int]] = []
-    for chunk_id, source, ordinal, title, redactions, body in rows:
+    for chunk_id, source, ordinal, title, redactions, body, doc_title, section, kind in rows:
         reason = _skip_reason(body, redactions)
         if reason:
             skips.append((reason, chunk_id))
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             continue
-        text = config.document_text(body, title)
+        breadcrumb = tuple(json.loads(section)) if section else ()
+        piece = SliceText(body, title, doc_title or "", breadcrumb, source, kind)
+        text = config.document_text(piece)
         key = vector_key(text)
         if key in known:
             reuses.append((key, chunk_id))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
+from index.vectors.template import DEFAULT_DOCUMENT_TEMPLATE, SliceText, render, template_problem
 
 if TYPE_CHECKING:  # httpx loads with the first client: the CLI starts without it, as for crawls
     import httpx
@@ -50,7 +51,8 @@ class EmbeddingConfig:
     timeout: float = 30.0
     batch_size: int = 64
     query_prefix: str = ""
-    document_prefix: str = ""
+    document_prefix: str = ""  # the older setting: document_template = prefix + "{text}"
+    document_template: str | None = None
     retries: int = 3
     max_retry_after: float = 60.0
 
@@ -77,10 +79,28 @@ class EmbeddingConfig:
             raise ConfigError("embeddings.batch_size: a whole number >= 1", reason="bad-config")
         if not isinstance(config.timeout, int | float) or config.timeout <= 0:
             raise ConfigError("embeddings.timeout: seconds > 0", reason="bad-config")
+        if config.document_template is not None:
+            if config.document_prefix:
+                raise ConfigError("embeddings: set document_template or document_prefix, not "
+                                  "both", reason="bad-config")  # fmt: skip
+            template = config.document_template
+            problem = template_problem(template) if isinstance(template, str) else "not text"
+            if problem:
+                raise ConfigError(f"embeddings.document_template: {problem}", reason="bad-config")
         return config
 
-    def document_text(self, text: str, title: str = "") -> str:
-        return self.document_prefix.replace("{title}", title) + text
+    @property
+    def template(self) -> str:
+        """The document template in force: the one set, else the prefix before the content,
+        else the default (title and breadcrumb first)."""
+        if self.document_template is not None:
+            return self.document_template
+        if self.document_prefix:
+            return self.document_prefix + "{text}"
+        return DEFAULT_DOCUMENT_TEMPLATE
+
+    def document_text(self, piece: SliceText) -> str:
+        return render(self.template, piece)
 
     def query_text(self, text: str) -> str:
         return self.query_prefix + text
@@ -218,9 +238,11 @@ def doctor(config: EmbeddingConfig, *, batches: int = 3) -> DoctorReport:
     """Probe the server: reachable? which dimension? normalised vectors? how fast per batch?"""
     report = DoctorReport(config.base_url, config.model)
     for fragment, (query, document) in KNOWN_PREFIXES.items():
-        if fragment in config.model.lower() and not (config.query_prefix or config.document_prefix):
+        configured = config.query_prefix or config.document_prefix or config.document_template
+        if fragment in config.model.lower() and not configured:
             report.suggested_query_prefix, report.suggested_document_prefix = query, document
-    sample = [config.document_text(f"docs-flatten doctor probe {i}", "probe") for i in range(8)]
+    sample = [config.document_text(SliceText(f"docs-flatten doctor probe {i}", "probe"))
+              for i in range(8)]  # fmt: skip
     try:
         with EmbeddingClient(config) as client:
             for _ in range(batches):

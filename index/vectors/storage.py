@@ -2,8 +2,9 @@
 
 stdlib sqlite3 here cannot load extensions (no sqlite-vec), so vectors are BLOBs in a plain table
 and scoring is one numpy matrix product over all of them (unit-normalised once, at load).
-A store holds vectors of one identity (model + dimension + prefixes): vectors of two models are
-not comparable, so a different identity is refused until `--reindex` replaces them.
+A store holds vectors of one identity (model + dimension + query prefix + document template):
+vectors of two models are not comparable, so a different identity is refused until `--reindex`
+replaces them.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ class Identity:
     model: str
     dimension: int | None
     query_prefix: str
-    document_prefix: str
+    document_template: str
 
     @classmethod
     def of(cls, config: EmbeddingConfig, dimension: int | None = None) -> Identity:
-        return cls(config.model, dimension, config.query_prefix, config.document_prefix)
+        return cls(config.model, dimension, config.query_prefix, config.template)
 
     def differs(self, other: Identity) -> list[str]:
         """The settings that differ (a dimension not yet known matches any)."""
         names = []
-        for name in ("model", "query_prefix", "document_prefix", "dimension"):
+        for name in ("model", "query_prefix", "document_template", "dimension"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs and not (name == "dimension" and None in (mine, theirs)):
                 names.append(f"{name} {mine!r} -> {theirs!r}")
@@ -43,7 +44,7 @@ class Identity:
 
 def stored_identity(db: sqlite3.Connection) -> Identity | None:
     row = db.execute(
-        "SELECT model, dimension, query_prefix, document_prefix FROM vector_identity"
+        "SELECT model, dimension, query_prefix, document_template FROM vector_identity"
     ).fetchone()
     return Identity(*row) if row else None
 
@@ -78,8 +79,8 @@ def claim(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
     """Record `config`'s identity if the store has none yet."""
     db.execute(
         "INSERT OR IGNORE INTO vector_identity (id, model, query_prefix, document_prefix, "
-        "created_at) VALUES (1, ?, ?, ?, ?)",
-        (config.model, config.query_prefix, config.document_prefix,
+        "document_template, created_at) VALUES (1, ?, ?, ?, ?, ?)",
+        (config.model, config.query_prefix, config.document_prefix, config.template,
          time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
     )  # fmt: skip
 
