@@ -44,6 +44,7 @@ from flatten.record import (
     native_head,
     read_mark,
 )
+from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store
 from index.text import identifier_parts
 
@@ -163,13 +164,15 @@ def load_files(
     reindex: bool = False,
     hold_chars: int = HOLD_CHARS,
     streams: Collection[Path] = (),
+    max_delete: RemovalLimit = DEFAULT_LIMIT,
 ) -> LoadReport:
     """Load JSONL files into `corpus` in one transaction.
 
     `streams` are the paths that came through a pipe (`index -`): each is a complete snapshot
     only if it ends with the writer's closing mark; without one nothing is loaded (`partial`
     loads it anyway, adding and updating only). A file holding an error mark, or a closing mark
-    that miscounts its records, is never loaded. Either way: `StreamError`, nothing committed."""
+    that miscounts its records, is never loaded. Either way: `StreamError`, nothing committed.
+    A snapshot removing more documents than `max_delete` allows: `TooManyRemovals`, likewise."""
     check_corpus_name(corpus)
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
@@ -241,7 +244,7 @@ def load_files(
                     doc.held = None
         _refuse_unframed(paths, framings, set(streams), partial)
         with store.write() as db:
-            _apply(db, handles, paths, docs, corpus, report, partial, reindex)
+            _apply(db, handles, paths, docs, corpus, report, partial, reindex, max_delete)
     finally:
         for handle in handles:
             handle.close()
@@ -306,6 +309,7 @@ def _apply(
     report: LoadReport,
     partial: bool,
     reindex: bool,
+    max_delete: RemovalLimit = DEFAULT_LIMIT,
 ) -> None:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     db.execute(
@@ -320,6 +324,8 @@ def _apply(
             "SELECT id, source, fingerprint FROM documents WHERE corpus_id = ?", (corpus_id,)
         )
     }
+    if not partial and not reindex:  # before any write: past the limit, nothing changes
+        max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
     if reindex:
         for doc_id, _ in existing.values():
             _delete_document(db, doc_id)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from flatten.config import Setting
 from flatten.errors import UsageError
 from flatten.pipeline import (
     FlattenOptions,
@@ -272,6 +273,18 @@ def flatten_options(
         workers=workers,
         redaction=RedactionRules.from_config(settings.get("redaction")),
     )
+
+
+def settings_options(
+    flat: dict[str, Setting], workers: int, settings: dict[str, Any]
+) -> FlattenOptions:
+    """`flatten_options` from resolved settings (flag > config > default, `flatten.config`)."""
+
+    def v(name: str) -> Any:
+        return flat[name].value
+
+    return flatten_options(Kind(v("kind")), v("include"), v("exclude"), str(v("max_file_size")),
+                           v("max_chars"), workers, settings)  # fmt: skip
 
 
 def crawl_options(

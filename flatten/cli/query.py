@@ -34,7 +34,7 @@ from index.evaluate import evaluate, read_qrels, read_queries
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.search import SearchOptions, search, search_mode
-from index.store import Store
+from index.store import Store, store_flag
 from index.vectors.client import EmbeddingConfig, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
@@ -299,8 +299,9 @@ def get_command(
     """A whole document, in pages of about 12,000 characters."""
     page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
     if page is None:
+        listing = f"docs-flatten sources{store_flag(store_dir)}"
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint="list them with docs-flatten sources")  # fmt: skip
+                           hint=f"list them with `{listing}`")  # fmt: skip
     if as_json:
         echo_json(page)
         return
