@@ -73,7 +73,7 @@ class RunReport:
 
     def to_dict(self, command: str = "flatten") -> dict[str, Any]:
         """The run summary (schema 1, `flatten.summary`) of this run alone, as JSON data."""
-        summary = Summary(command, source=self.source or None)
+        summary = Summary(command=command, source=self.source or None)
         summary.add_run(self)
         return to_json(summary)  # type: ignore[no-any-return]
 

@@ -143,8 +143,8 @@ class Note:
 
 @dataclass
 class Summary:
-    command: str  # flatten, index or ingest
     schema: int = SCHEMA
+    command: str = ""  # flatten, pack, index or ingest
     ok: bool = True
     corpus: str | None = None
     source: str | None = None

@@ -278,7 +278,7 @@ def _refuse_unframed(
                 f'a complete stream ({{"{MARK_KEY}":{{"end":true,...}}}}): the producer failed '
                 "or was cut short, so nothing was loaded and the index is as it was",
                 reason="stream-incomplete",
-                hint="pipe `docs-flatten flatten` (native format) into it; for another "
+                hint="pipe `docs-flatten flatten --root DIR` (native format) into it; for another "
                 "producer's JSONL, load a file (`index FILE`) or add --partial (add and update "
                 "only, no removals)",
             )

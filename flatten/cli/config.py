@@ -11,7 +11,7 @@ import typer
 
 from flatten.cli.jobs import flatten_settings, plan
 from flatten.cli.load import ingest_command
-from flatten.cli.options import with_options_of
+from flatten.cli.options import read_config, with_options_of
 from flatten.cli.output import echo_json, say
 from flatten.config import (
     FLATTEN_KEYS,
@@ -19,7 +19,6 @@ from flatten.config import (
     SOURCE_KINDS,
     Setting,
     config_path,
-    load_config,
 )
 from flatten.errors import UsageError
 
@@ -59,7 +58,7 @@ def config_command(
     **options: Any,
 ) -> None:  # fmt: skip
     """Check docs-flatten.yaml (or --config FILE): unknown keys and bad values are errors."""
-    settings = load_config(options["config"])
+    settings = read_config(options["config"])
     found = config_path(options["config"])
     flat = flatten_settings({k: options[k] for k in FLATTEN_KEYS}, settings)
     try:

@@ -41,10 +41,10 @@ from flatten.cli.options import (
     Workers,
     close,
     crawl_options,
+    read_config,
     settings_options,
     source_records,
 )  # fmt: skip
-from flatten.config import load_config
 from flatten.progress import Progress
 from flatten.record import PROFILES, Record
 from flatten.report import RunReport
@@ -119,7 +119,7 @@ def run_flatten(
     """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
     writes them); the report is filled, written (--report) and summed up whatever happens.
     `flatten` and `pack` differ only in their consumer."""
-    settings = load_config(config)
+    settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
                              "max_file_size": max_file_size, "max_chars": max_chars},
                             settings)  # fmt: skip

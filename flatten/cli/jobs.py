@@ -82,7 +82,7 @@ def plan(values: dict[str, Any], config: dict[str, Any]) -> list[Job]:
         raise UsageError(
             "nothing to ingest: give --root DIR, --repo URL or --url URL, or list sources: "
             "in docs-flatten.yaml (or the --config file)",
-            reason="no-source", hint="docs-flatten ingest --root .",
+            reason="no-source", hint="ingest this folder: `docs-flatten ingest --root .`",
         )  # fmt: skip
     _refuse_shared_corpora(jobs)
     return jobs

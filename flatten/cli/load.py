@@ -49,11 +49,12 @@ from flatten.cli.options import (
     corpus_name,
     crawl_options,
     embedding_config,
+    read_config,
     settings_options,
     source_records,
 )
 from flatten.cli.output import error_lines, json_line, say
-from flatten.config import SOURCE_KEYS, load_config
+from flatten.config import SOURCE_KEYS
 from flatten.corpus_names import root_corpus
 from flatten.errors import FlattenError, UsageError
 from flatten.pipeline import flatten_root
@@ -116,7 +117,7 @@ def _load(
             report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
                                   progress=embedded, streams=streams or ())  # fmt: skip
     except TooManyRemovals as exc:
-        exc.hint = f"if they should go, allow it: {rerun_with('--max-delete', str(exc.removing))}"
+        exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:
@@ -224,9 +225,9 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
-    summary = Summary("index", corpus=corpus, source=" ".join(paths))
+    summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
-        settings = load_config(config)
+        settings = read_config(config)
         name = corpus or _index_corpus(paths)
         summary.corpus = name
         loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
@@ -282,7 +283,7 @@ def _index_corpus(paths: list[str]) -> str:
     raise UsageError(
         f"name the corpus with --corpus NAME: {why}, and a snapshot loaded into the wrong "
         "corpus removes that corpus's other documents",
-        reason="corpus-needed", hint=rerun_with("--corpus", suggested),
+        reason="corpus-needed", hint=f"name it, e.g. `{rerun_with('--corpus', suggested)}`",
     )  # fmt: skip
 
 
@@ -328,11 +329,11 @@ def ingest_command(
     another, each into its own corpus."""
     values = {k: v for k, v in locals().items() if k in SOURCE_KEYS}
     try:
-        settings = load_config(config)
+        settings = read_config(config)
         jobs = plan(values, settings)
     except FlattenError as exc:  # before any source ran: one summary says why
         if as_json:
-            failed = Summary("ingest")
+            failed = Summary(command="ingest")
             failed.fail(exc)
             json_line(failed)
         raise
@@ -377,7 +378,7 @@ class _Run:
     def ingest(self, job: Job) -> None:
         """Flatten one source and load it into its corpus; its summary on stdout with --json."""
         v = job.value
-        summary = Summary("ingest", corpus=job.corpus, source=job.source)
+        summary = Summary(command="ingest", corpus=job.corpus, source=job.source)
         with summarized(summary, self.as_json):
             loading = _ingest_options(self.store_dir, self.settings, self.no_embed,
                                       self.base_url, self.model, self.api_key_env, partial=False,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from flatten.config import Setting
+from flatten.config import Setting, load_config
 from flatten.errors import UsageError
 from flatten.pipeline import (
     FlattenOptions,
@@ -242,6 +242,19 @@ ApiKeyEnv = Annotated[
     typer.Option("--api-key-env", metavar="NAME", show_default=False, rich_help_panel=_EMBEDDINGS,
                  help="Environment variable holding the API key (the key is never printed)."),
 ]  # fmt: skip
+
+
+def read_config(path: Path | None) -> dict[str, Any]:
+    """The config (`flatten.config.load_config`) with every section checked now, the index's too
+    (citations, embeddings): a wrong key fails the command before it does anything, whichever
+    sections the command reads."""
+    from index.citations import parse_rules
+
+    settings = load_config(path)
+    RedactionRules.from_config(settings.get("redaction"))
+    EmbeddingConfig.from_config(settings.get("embeddings"))
+    parse_rules(settings.get("citations"))
+    return settings
 
 
 def embedding_config(
