@@ -70,6 +70,8 @@ def check_corpus_name(name: str) -> str:
 
 @dataclass
 class LoadReport:
+    """What a load did; as JSON it is the `load` part of the run summary (flatten.summary)."""
+
     corpus: str = ""
     added: int = 0
     updated: int = 0
@@ -79,20 +81,6 @@ class LoadReport:
     lines: int = 0
     malformed: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, reason)
     seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "corpus": self.corpus,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "chunks": self.chunks,
-            "lines": self.lines,
-            "malformed": len(self.malformed),
-            "malformedLines": [{"file": f, "line": n, "reason": r} for f, n, r in self.malformed],
-            "seconds": round(self.seconds, 3),
-        }
 
     def summary(self) -> str:
         head = (

@@ -105,19 +105,8 @@ def test_a_failure_keeps_what_was_embedded_and_the_next_run_resumes(server, stor
 def test_server_down_or_slow_at_index_time_fails_the_command_and_keeps_the_index(server, tmp_path):
     docs = jsonl(tmp_path / "a.jsonl", big_document())
     store = tmp_path / "store"
-    down = run_cli(
-        "index",
-        docs,
-        "--corpus",
-        "a",
-        "--store",
-        store,
-        "--base-url",
-        DOWN,
-        "--model",
-        "m",
-        "--json",
-    )
+    load = ["index", docs, "--corpus", "a", "--store", store, "--model", "m"]
+    down = run_cli(*load, "--base-url", DOWN, "--json")
     assert_clean_failure(down, 1, "unreachable", "127.0.0.1:9")
     said = json.loads(down.stdout)  # the load happened, and the JSON says what failed
     assert said["ok"] is False and said["error"]["reason"] == "unreachable"
@@ -126,24 +115,11 @@ def test_server_down_or_slow_at_index_time_fails_the_command_and_keeps_the_index
     assert found.code == 0 and json.loads(found.stdout)  # the lexical load is kept
 
     EmbeddingServer.delay = 1.0
-    slow = run_cli("index", docs, "--corpus", "a", "--store", store, "--base-url", server,
-                   "--model", "m", "--config", _config(tmp_path, timeout=0.2))  # fmt: skip
+    slow = run_cli(*load, "--base-url", server, "--config", _config(tmp_path, timeout=0.2))
     assert_clean_failure(slow, 1, "did not answer within 0.2 s")
 
     EmbeddingServer.delay = 0.0
-    ok = run_cli(
-        "index",
-        docs,
-        "--corpus",
-        "a",
-        "--store",
-        store,
-        "--base-url",
-        server,
-        "--model",
-        "m",
-        "--json",
-    )
+    ok = run_cli(*load, "--base-url", server, "--json")
     assert ok.code == 0, ok.stderr
     assert json.loads(ok.stdout)["vectors"]["embedded"] == 40
 
