@@ -88,11 +88,12 @@ SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
 CITATION_KEYS = ("pattern", "replace", "corpus")
 
 
-def _error(path: Path, message: str) -> UsageError:
-    return UsageError(f"{path}: {message}", reason="bad-config")
+def _error(path: Path | None, message: str) -> UsageError:
+    return UsageError(f"{path or CONFIG_NAME}: {message}", reason="bad-config")
 
 
-def _unknown(path: Path, where: str, keys: Any, known: Any) -> None:
+def check_keys(path: Path | None, where: str, keys: Any, known: Any) -> None:
+    """`UsageError` naming the first of `keys` not in `known`, and the known ones."""
     unknown = sorted(str(k) for k in set(keys) - set(known))
     if unknown:
         dot = f"{where}." if where else ""
@@ -107,7 +108,7 @@ def _settings(
     if not isinstance(data, dict):
         raise _error(path, f"{where}: expected a mapping")
     out = {str(k).replace("-", "_"): v for k, v in data.items()}
-    _unknown(path, where, out, checks)
+    check_keys(path, where, out, checks)
     for key, value in out.items():
         if key in ("include", "exclude") and isinstance(value, str):
             value = out[key] = [value]  # one pattern without a list
@@ -136,7 +137,7 @@ def _sources(path: Path, data: Any) -> list[dict[str, Any]]:
 def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The config with `flatten:` and `sources:` checked and their keys spelt with `_`; any key
     nobody reads, in any section, is an error naming it and the keys there are."""
-    _unknown(path, "", data, SECTIONS)
+    check_keys(path, "", data, SECTIONS)
     out = dict(data)
     if data.get("flatten") is not None:
         out["flatten"] = _settings(path, "flatten", data["flatten"], FLATTEN_KEYS)
@@ -150,7 +151,7 @@ def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
             raise _error(path, f"{name}: expected a mapping")
     for n, rule in enumerate(data.get("citations") or []):
         if isinstance(rule, dict):
-            _unknown(path, f"citations[{n}]", rule, CITATION_KEYS)
+            check_keys(path, f"citations[{n}]", rule, CITATION_KEYS)
     return out
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from flatten.config import Setting, load_config
+from flatten.config import Setting, check_keys, config_path, load_config
 from flatten.errors import UsageError
 from flatten.pipeline import (
     FlattenOptions,
@@ -252,8 +252,10 @@ def read_config(path: Path | None) -> dict[str, Any]:
 
     settings = load_config(path)
     RedactionRules.from_config(settings.get("redaction"))
-    EmbeddingConfig.from_config(settings.get("embeddings"))
     parse_rules(settings.get("citations"))
+    # Keys only: base_url and model may come from the flags (checked when embeddings are used).
+    known = EmbeddingConfig.__dataclass_fields__
+    check_keys(config_path(path), "embeddings", settings.get("embeddings") or {}, known)
     return settings
 
 
