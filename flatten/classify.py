@@ -36,7 +36,8 @@ NOISE_DIRS: dict[str, str] = {
     **dict.fromkeys(
         ("dist", "build", "target", "out", ".next", ".nuxt", ".svelte-kit", "_build",
          "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-         ".gradle", ".cache", "coverage", "htmlcov", ".docusaurus"),
+         ".gradle", ".cache", "coverage", "htmlcov", ".docusaurus",
+         ".docs-flatten"),  # our own index store (a CI job caches it inside the checkout)
         "build-output",
     ),
 }  # fmt: skip

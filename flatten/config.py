@@ -1,23 +1,174 @@
-"""docs-flatten.yaml: settings a project keeps beside its docs (flags override them)."""
+"""docs-flatten.yaml: settings a project keeps beside its docs (flags override them).
+
+Sections: `flatten:` (defaults for every run that flattens), `sources:` (what a bare
+`docs-flatten ingest` refreshes: each a repo, root or url with its own options and corpus),
+`redaction:`, `citations:` and `embeddings:`. A key nobody reads is an error that names it and
+the keys there are, for every section: a misspelt `exlude:` must not be silently ignored.
+Keys of `flatten:` and `sources:` are the flags' names, with `-` or `_` (`max-chars`,
+`max_chars`); they are held with `_`, as the commands' parameters are named.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
 
 CONFIG_NAME = "docs-flatten.yaml"
+SECTIONS = ("citations", "embeddings", "flatten", "redaction", "sources")
+KINDS = ("docs", "code", "auto")
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "a non-empty string"
+
+
+def _globs(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+    return None if ok else "a list of glob patterns"
+
+
+def _kind(value: Any) -> str | None:
+    return None if value in KINDS else f"one of {', '.join(KINDS)}"
+
+
+def _size(value: Any) -> str | None:
+    ok = (isinstance(value, int) and not isinstance(value, bool) and value > 0) or (
+        isinstance(value, str) and value.strip()
+    )
+    return None if ok else "a size (1MiB, 512k or a number of bytes)"
+
+
+def _limit(value: Any) -> str | None:
+    ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
+        isinstance(value, str) and value.strip()
+    )
+    return None if ok else "a number of documents or a percentage (25%)"
+
+
+def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        ok = ok and (high is None or value <= high)
+        return None if ok else f"a whole number from {low}" + (f" to {high}" if high else "")
+
+    return check
+
+
+def _seconds(low: float) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
+        return None if ok else f"seconds, at least {low:g}"
+
+    return check
+
+
+def _flag(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "true or false"
+
+
+# The settings `flatten:` takes, and what each must be.
+FLATTEN_KEYS: dict[str, Callable[[Any], str | None]] = {
+    "kind": _kind, "include": _globs, "exclude": _globs, "max_chars": _whole(200),
+    "max_file_size": _size,
+}  # fmt: skip
+# A source entry: one of repo, root, url; its corpus; the flatten settings and its own.
+SOURCE_KINDS = ("repo", "root", "url")
+SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
+    "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
+    "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
+    "scope": _text, "max_pages": _whole(1), "max_depth": _whole(0),
+    "concurrency": _whole(1, 32), "delay": _seconds(0), "timeout": _seconds(0.1),
+    "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
+}  # fmt: skip
+# Keys of a citations rule (index.citations reads them; checked here with the other sections).
+CITATION_KEYS = ("pattern", "replace", "corpus")
+
+
+def _error(path: Path | None, message: str) -> UsageError:
+    return UsageError(f"{path or CONFIG_NAME}: {message}", reason="bad-config")
+
+
+def check_keys(path: Path | None, where: str, keys: Any, known: Any) -> None:
+    """`UsageError` naming the first of `keys` not in `known`, and the known ones."""
+    unknown = sorted(str(k) for k in set(keys) - set(known))
+    if unknown:
+        dot = f"{where}." if where else ""
+        what = "a section" if not where else "a setting"
+        raise _error(path, f"{dot}{unknown[0]}: not {what} (known: {', '.join(sorted(known))})")
+
+
+def _settings(
+    path: Path, where: str, data: Any, checks: dict[str, Callable[[Any], str | None]]
+) -> dict[str, Any]:
+    """A mapping of settings with `-` spelt `_`, every key known and every value checked."""
+    if not isinstance(data, dict):
+        raise _error(path, f"{where}: expected a mapping")
+    out = {str(k).replace("-", "_"): v for k, v in data.items()}
+    check_keys(path, where, out, checks)
+    for key, value in out.items():
+        if key in ("include", "exclude") and isinstance(value, str):
+            value = out[key] = [value]  # one pattern without a list
+        problem = checks[key](value)
+        if problem:
+            raise _error(path, f"{where}.{key}: expected {problem}, not {value!r}")
+    return out
+
+
+def _sources(path: Path, data: Any) -> list[dict[str, Any]]:
+    if not isinstance(data, list):
+        raise _error(path, "sources: expected a list of {repo | root | url, ...} entries")
+    entries = []
+    for n, entry in enumerate(data):
+        where = f"sources[{n}]"
+        if isinstance(entry, str):
+            raise _error(path, f"{where}: expected a mapping such as {{repo: {entry}}}")
+        entry = _settings(path, where, entry, SOURCE_KEYS)
+        given = [k for k in SOURCE_KINDS if k in entry]
+        if len(given) != 1:
+            raise _error(path, f"{where}: give exactly one of repo, root or url")
+        entries.append(entry)
+    return entries
+
+
+def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The config with `flatten:` and `sources:` checked and their keys spelt with `_`; any key
+    nobody reads, in any section, is an error naming it and the keys there are."""
+    check_keys(path, "", data, SECTIONS)
+    out = dict(data)
+    if data.get("flatten") is not None:
+        out["flatten"] = _settings(path, "flatten", data["flatten"], FLATTEN_KEYS)
+    if data.get("sources") is not None:
+        out["sources"] = _sources(path, data["sources"])
+    for name, section in (("embeddings", data.get("embeddings")),
+                          ("redaction", data.get("redaction"))):  # fmt: skip
+        if isinstance(section, dict):  # their own parsers check values and the keys they know
+            continue
+        if section is not None:
+            raise _error(path, f"{name}: expected a mapping")
+    for n, rule in enumerate(data.get("citations") or []):
+        if isinstance(rule, dict):
+            check_keys(path, f"citations[{n}]", rule, CITATION_KEYS)
+    return out
+
+
+def config_path(path: str | Path | None = None) -> Path | None:
+    """The config file a command reads: `path`, else ./docs-flatten.yaml if present, else none."""
+    if path is not None:
+        return Path(path)
+    candidate = Path(CONFIG_NAME)
+    return candidate if candidate.exists() else None
 
 
 def load_config(path: str | Path | None = None) -> dict[str, Any]:
     """The config at `path`, else ./docs-flatten.yaml if present, else an empty config."""
-    if path is None:
-        candidate = Path(CONFIG_NAME)
-        if not candidate.exists():
-            return {}
-        path = candidate
-    path = Path(path)
+    found = config_path(path)
+    if found is None:
+        return {}
+    path = found
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -37,4 +188,33 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a mapping at the top level", reason="bad-config")
-    return data
+    return check_config(data, path)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's value and where it came from: flag > config > default."""
+
+    value: Any
+    origin: str  # "flag", "config sources[0].kind", "config flatten.kind" or "default"
+
+
+def resolve(
+    values: dict[str, Any], given: set[str], config: dict[str, Any], source: int | None = None
+) -> dict[str, Setting]:
+    """Each of a command's settings (`values`: its parameters, defaults included) with its
+    origin: a flag given on the command line (`given`), else the config's source entry number
+    `source`, else its `flatten:` section, else the command's default."""
+    flatten = config.get("flatten") or {}
+    entry = config["sources"][source] if source is not None else {}
+    out: dict[str, Setting] = {}
+    for name, value in values.items():
+        if name in given:
+            out[name] = Setting(value, "flag")
+        elif name in entry:
+            out[name] = Setting(entry[name], f"config sources[{source}].{name}")
+        elif name in flatten:
+            out[name] = Setting(flatten[name], f"config flatten.{name}")
+        else:
+            out[name] = Setting(value, "default")
+    return out

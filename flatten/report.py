@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flatten.errors import FlattenError
+from flatten.jsonform import to_json
 from flatten.record import Provenance, Record
 from flatten.sources.base import Skip
+from flatten.summary import ErrorInfo, Summary, error_info
 
 
 @dataclass
@@ -29,21 +30,14 @@ class RunReport:
     placeholders: Counter[str] = field(default_factory=Counter)  # stand-ins kept, not redacted
     notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note): kept, with a caveat
     seconds: float = 0.0
-    error: dict[str, str] | None = None  # set when the run failed: {"reason", "message"}
+    error: ErrorInfo | None = None  # set when the run failed
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
     expanded: tuple[str, str] | None = None  # (shorthand, URL): `--repo owner/repo` expanded
     pack: dict[str, Any] | None = None  # for `pack`: style, tokens, tokenizer, tokens per file
 
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
-        if isinstance(exc, FlattenError):
-            self.error = {"reason": exc.reason, "message": exc.message}
-        elif isinstance(exc, KeyboardInterrupt):
-            self.error = {"reason": "interrupted", "message": "interrupted before the end"}
-        elif isinstance(exc, BrokenPipeError):
-            self.error = {"reason": "output-closed", "message": "the reader of stdout went away"}
-        else:
-            self.error = {"reason": "internal-error", "message": f"{type(exc).__name__}: {exc}"}
+        self.error = error_info(exc)
 
     def skip(self, entry: Skip) -> None:
         self.skipped.append(entry)
@@ -77,37 +71,11 @@ class RunReport:
     def files_seen(self) -> int:
         return self.files_kept + self.files_skipped
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.error is None,
-            "error": self.error,
-            "source": self.source,
-            "sourceExpanded": (
-                {"from": self.expanded[0], "to": self.expanded[1]} if self.expanded else None
-            ),
-            "kind": self.kind,
-            "listing": self.listing,
-            "repoUrl": self.provenance.repo_url,
-            "commit": self.provenance.commit,
-            "ref": self.provenance.ref,
-            "filesSeen": self.files_seen,
-            "filesKept": self.files_kept,
-            "filesSkipped": self.files_skipped,
-            "skippedByReason": dict(sorted(self.skipped_by_reason.items())),
-            "slices": self.slices,
-            "slicesByKind": dict(sorted(self.slices_by_kind.items())),
-            "bytesRead": self.bytes_read,
-            "redactions": dict(sorted(self.redactions.items())),
-            "placeholdersKept": dict(sorted(self.placeholders.items())),
-            "seconds": round(self.seconds, 3),
-            "skipped": [
-                {"path": s.path, "reason": s.reason, "detail": s.detail, "files": s.files}
-                for s in self.skipped
-            ],
-            "notes": [{"path": p, "note": n} for p, n in self.notes],
-            "crawl": self.crawl,
-            "pack": self.pack,
-        }
+    def to_dict(self, command: str = "flatten") -> dict[str, Any]:
+        """The run summary (schema 1, `flatten.summary`) of this run alone, as JSON data."""
+        summary = Summary(command=command, source=self.source or None)
+        summary.add_run(self)
+        return to_json(summary)  # type: ignore[no-any-return]
 
     def summary(self) -> str:
         """A few lines for stderr at the end of a run."""

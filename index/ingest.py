@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from index.errors import StoreError
 from index.loader import LoadReport, check_corpus_name, load_files, spool_records
+from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store
 
 if TYPE_CHECKING:  # numpy and httpx load only when embeddings are configured
@@ -30,18 +31,17 @@ class IngestOptions:
     wait: float = 60.0  # seconds to wait for another writer
     embedding: EmbeddingConfig | None = None  # None: load only
     reindex_command: str = "docs-flatten index ... --reindex"  # said when the identity differs
+    max_delete: RemovalLimit = DEFAULT_LIMIT  # how much of the corpus a snapshot may remove
 
 
 @dataclass
 class IngestReport:
+    """What a load (and its embedding) did; `flatten.summary.Summary` writes it as JSON."""
+
     load: LoadReport
     vectors: EmbedReport | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = self.load.to_dict()
-        if self.vectors is not None:
-            data["vectors"] = self.vectors.to_dict()
-        return data
+    chunks_total: int = 0  # chunks of the corpus after the load
+    vectors_pending: int = 0  # chunks of the store still without a vector after embedding
 
 
 def refuse_other_identity(store_dir: str | Path | None, options: IngestOptions) -> None:
@@ -74,7 +74,9 @@ def ingest_files(
     refuse_other_identity(store_dir, options)
     with Store.open(store_dir, busy_timeout=options.wait) as store:
         report = IngestReport(load_files(store, files, corpus, partial=options.partial,
-                                         reindex=options.reindex, streams=streams))  # fmt: skip
+                                         reindex=options.reindex, streams=streams,
+                                         max_delete=options.max_delete))  # fmt: skip
+        report.chunks_total = _corpus_chunks(store, corpus)
         if on_loaded is not None:
             on_loaded(report.load)
         if options.embedding is not None:
@@ -86,9 +88,26 @@ def ingest_files(
                                                reindex_command=options.reindex_command,
                                                progress=progress)  # fmt: skip
             except EmbeddingError as exc:
+                report.vectors_pending = _pending_vectors(store)
                 exc.ingest = report  # type: ignore[attr-defined]
                 raise
+            report.vectors_pending = _pending_vectors(store)
     return report
+
+
+def _corpus_chunks(store: Store, corpus: str) -> int:
+    return int(store.db.execute(
+        "SELECT coalesce(sum(d.chunks), 0) FROM documents d JOIN corpora k ON k.id = d.corpus_id "
+        "WHERE k.name = ?", (corpus,)).fetchone()[0])  # fmt: skip
+
+
+def _pending_vectors(store: Store) -> int:
+    """Chunks with neither a vector nor a reason to have none (as `stats` counts them)."""
+    return int(
+        store.db.execute(
+            "SELECT count(*) - count(embed_key) - count(embed_skip) FROM chunks"
+        ).fetchone()[0]
+    )
 
 
 def ingest_records(

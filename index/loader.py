@@ -44,6 +44,7 @@ from flatten.record import (
     native_head,
     read_mark,
 )
+from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store
 from index.text import identifier_parts
 
@@ -69,6 +70,8 @@ def check_corpus_name(name: str) -> str:
 
 @dataclass
 class LoadReport:
+    """What a load did; as JSON it is the `load` part of the run summary (flatten.summary)."""
+
     corpus: str = ""
     added: int = 0
     updated: int = 0
@@ -78,20 +81,6 @@ class LoadReport:
     lines: int = 0
     malformed: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, reason)
     seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "corpus": self.corpus,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "chunks": self.chunks,
-            "lines": self.lines,
-            "malformed": len(self.malformed),
-            "malformedLines": [{"file": f, "line": n, "reason": r} for f, n, r in self.malformed],
-            "seconds": round(self.seconds, 3),
-        }
 
     def summary(self) -> str:
         head = (
@@ -163,13 +152,15 @@ def load_files(
     reindex: bool = False,
     hold_chars: int = HOLD_CHARS,
     streams: Collection[Path] = (),
+    max_delete: RemovalLimit = DEFAULT_LIMIT,
 ) -> LoadReport:
     """Load JSONL files into `corpus` in one transaction.
 
     `streams` are the paths that came through a pipe (`index -`): each is a complete snapshot
     only if it ends with the writer's closing mark; without one nothing is loaded (`partial`
     loads it anyway, adding and updating only). A file holding an error mark, or a closing mark
-    that miscounts its records, is never loaded. Either way: `StreamError`, nothing committed."""
+    that miscounts its records, is never loaded. Either way: `StreamError`, nothing committed.
+    A snapshot removing more documents than `max_delete` allows: `TooManyRemovals`, likewise."""
     check_corpus_name(corpus)
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
@@ -241,7 +232,7 @@ def load_files(
                     doc.held = None
         _refuse_unframed(paths, framings, set(streams), partial)
         with store.write() as db:
-            _apply(db, handles, paths, docs, corpus, report, partial, reindex)
+            _apply(db, handles, paths, docs, corpus, report, partial, reindex, max_delete)
     finally:
         for handle in handles:
             handle.close()
@@ -275,7 +266,7 @@ def _refuse_unframed(
                 f'a complete stream ({{"{MARK_KEY}":{{"end":true,...}}}}): the producer failed '
                 "or was cut short, so nothing was loaded and the index is as it was",
                 reason="stream-incomplete",
-                hint="pipe `docs-flatten flatten` (native format) into it; for another "
+                hint="pipe `docs-flatten flatten --root DIR` (native format) into it; for another "
                 "producer's JSONL, load a file (`index FILE`) or add --partial (add and update "
                 "only, no removals)",
             )
@@ -306,6 +297,7 @@ def _apply(
     report: LoadReport,
     partial: bool,
     reindex: bool,
+    max_delete: RemovalLimit = DEFAULT_LIMIT,
 ) -> None:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     db.execute(
@@ -320,6 +312,8 @@ def _apply(
             "SELECT id, source, fingerprint FROM documents WHERE corpus_id = ?", (corpus_id,)
         )
     }
+    if not partial and not reindex:  # before any write: past the limit, nothing changes
+        max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
     if reindex:
         for doc_id, _ in existing.values():
             _delete_document(db, doc_id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,8 +35,19 @@ def store_dir(store: str | os.PathLike[str] | None = None) -> Path:
     return Path(store or os.environ.get(STORE_ENV) or DEFAULT_STORE).expanduser()
 
 
-def build_hint() -> str:
-    return "build it with `docs-flatten index corpus.jsonl` or `docs-flatten ingest --root DIR`"
+def store_flag(directory: str | os.PathLike[str] | None) -> str:
+    """` --store DIR` for a command a hint prints, unless DIR is the default store: the hint
+    must work as printed (an environment variable's store is named too: a hint outlives it)."""
+    if directory is None or str(directory) == DEFAULT_STORE:
+        return ""
+    return f" --store {shlex.quote(str(directory))}"
+
+
+def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
+    """The commands that build the store at `directory` (placeholders in capitals)."""
+    flag = store_flag(directory)
+    return (f"build it with `docs-flatten ingest --root DIR{flag}` (or --repo URL, --url URL), "
+            f"or load JSONL with `docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
 class Store:
@@ -57,7 +69,9 @@ class Store:
         if readonly:
             if not path.exists():
                 raise StoreError(
-                    f"no index at {directory}", reason="index-not-built", hint=build_hint()
+                    f"no index at {directory}",
+                    reason="index-not-built",
+                    hint=build_hint(directory),
                 )
             target, uri = f"{path.resolve().as_uri()}?mode=ro", True
         else:
@@ -101,7 +115,9 @@ class Store:
             raise StoreError(
                 f"the index at {directory} predates this version",
                 reason="index-outdated",
-                hint="run `docs-flatten index` once to upgrade it",
+                hint="any load upgrades it, e.g. `docs-flatten ingest --root DIR"
+                f"{store_flag(directory)}` or `docs-flatten index FILE.jsonl --corpus NAME"
+                f"{store_flag(directory)}`",
             )
         with self.write():
             migrate(self.db)

@@ -207,7 +207,7 @@ def test_report_lists_every_skipped_path_with_its_reason(tmp_path):
         "big.md": "too-large",
         "empty.md": "empty",
     }
-    assert report["ok"] is True and report["filesKept"] == 2 and report["filesSeen"] == 8
+    assert report["ok"] is True and report["files"]["kept"] == 2 and report["files"]["seen"] == 8
     assert report["notes"] == [{"path": "notes.md", "note": "not-utf8: decoded as cp1252"}]
     assert {r["source"] for r in result.records()} == {"a.md", "notes.md"}
 

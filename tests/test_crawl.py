@@ -202,7 +202,7 @@ def test_ingest_a_site_then_search_it(hostile, tmp_path):
     result = run_cli("ingest", "--url", hostile + "/docs/", "--corpus", "site", "--store", store,
                      "--timeout", "1", "--max-page-size", "1MiB", "--json")  # fmt: skip
     assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["added"] >= 5
+    assert json.loads(result.stdout)["load"]["added"] >= 5
     found = run_cli("search", "usage", "--store", store, "--json")
     top = json.loads(found.stdout)[0]
     # The page's H1 opens the slice (its own section has no text): named and anchored by it.

@@ -149,7 +149,7 @@ def test_non_utf8_file_name_is_kept_escaped_end_to_end(make_repo, tmp_path, in_g
     ]
     assert records[1]["id"] == "bad\\xff.md#1" and "latin-1 name" in records[1]["content"]
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["ok"] is True and report["filesKept"] == 4
+    assert report["ok"] is True and report["files"]["kept"] == 4
 
 
 @given(st.lists(st.binary(min_size=1, max_size=12), min_size=2, max_size=6, unique=True))

@@ -70,19 +70,26 @@ def test_the_cli_lists_hostile_lines_and_loads_the_rest(tmp_path):
     lines = [GOOD, '{"source": "s.md", "content": "a \\ud800"}', '{"text": "x", "n": ' + DEEP + "}",
              '{"source": "i.md", "content": "x", "endLine": 99999999999999999999999}']  # fmt: skip
     result = run_cli(
-        "index", jsonl(tmp_path / "h.jsonl", lines), "--store", tmp_path / "s", "--json"
+        "index",
+        jsonl(tmp_path / "h.jsonl", lines),
+        "--corpus",
+        "h",
+        "--store",
+        tmp_path / "s",
+        "--json",
     )
     assert result.code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert [m["line"] for m in report["malformedLines"]] == [2, 3, 4] and report["added"] == 1
-    reasons = " ".join(m["reason"] for m in report["malformedLines"])
+    load = report["load"]
+    assert [m["line"] for m in load["malformedLines"]] == [2, 3, 4] and load["added"] == 1
+    reasons = " ".join(m["reason"] for m in load["malformedLines"])
     assert "surrogate" in reasons and "nested too deeply" in reasons and "out of range" in reasons
 
 
 @pytest.mark.parametrize("digits", [23, 5000])
 def test_show_with_an_ordinal_past_64_bits_finds_nothing_cleanly(tmp_path, digits):
     good = jsonl(tmp_path / "a.jsonl", [GOOD])
-    assert run_cli("index", good, "--store", tmp_path / "s").code == 0
+    assert run_cli("index", good, "--corpus", "a", "--store", tmp_path / "s").code == 0
     result = run_cli("show", "x.md#" + "9" * digits, "--store", tmp_path / "s")
     assert result.code in (1, 2) and "Traceback" not in result.stderr, result.stderr
 
@@ -267,7 +274,8 @@ def test_a_file_redirected_to_stdin_needs_no_mark(tmp_path):
     corpus = jsonl(tmp_path / "c.jsonl", DOCS)
     with open(corpus, "rb") as handle:
         result = subprocess.run(
-            [sys.executable, "-m", "flatten", "index", "-", "--store", str(tmp_path / "s")],
+            [sys.executable, "-m", "flatten", "index", "-", "--corpus", "c", "--store",
+             str(tmp_path / "s")],
             stdin=handle, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -323,5 +331,5 @@ def test_a_non_finite_ndcg_floor_is_a_usage_error(tmp_path, floor):
 def test_a_config_that_is_not_utf8_is_a_usage_error(tmp_path):
     (tmp_path / "docs-flatten.yaml").write_bytes(b"embeddings:\n  model: caf\xe9\n")
     corpus = jsonl(tmp_path / "c.jsonl", DOCS)
-    result = run_cli("index", corpus, "--store", tmp_path / "s", cwd=tmp_path)
+    result = run_cli("index", corpus, "--corpus", "c", "--store", tmp_path / "s", cwd=tmp_path)
     assert_clean_failure(result, 2, "docs-flatten.yaml", "not valid UTF-8")

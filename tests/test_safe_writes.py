@@ -157,11 +157,16 @@ def test_an_existing_store_folder_keeps_its_mode(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
-    assert run_cli("index", corpus, "--store", shared, "-q").code == 0
+    assert run_cli("index", corpus, "--corpus", "x", "--store", shared, "-q").code == 0
     by_env = tmp_path / "by-env"
     by_env.mkdir()
     by_env.chmod(0o755)
-    assert run_cli("index", corpus, "-q", env={"DOCS_FLATTEN_STORE": str(by_env)}).code == 0
+    assert (
+        run_cli(
+            "index", corpus, "--corpus", "x", "-q", env={"DOCS_FLATTEN_STORE": str(by_env)}
+        ).code
+        == 0
+    )
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     assert stat.S_IMODE(by_env.stat().st_mode) == 0o755
     for store in (shared, by_env):
@@ -171,7 +176,9 @@ def test_an_existing_store_folder_keeps_its_mode(tmp_path):
 def test_a_store_folder_the_tool_creates_is_0700_and_its_database_0600(tmp_path):
     corpus = jsonl(tmp_path / "x.jsonl", [record("a.md", 1, "hello world")])
     store = tmp_path / "new" / "store"
-    result = run_cli("index", corpus, "--store", store, "-q", preexec_fn=lambda: os.umask(0o022))
+    result = run_cli(
+        "index", corpus, "--corpus", "x", "--store", store, "-q", preexec_fn=lambda: os.umask(0o022)
+    )
     assert result.code == 0, result.stderr
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
     assert stat.S_IMODE((store / "index.sqlite").stat().st_mode) == 0o600

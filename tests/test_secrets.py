@@ -288,8 +288,9 @@ def test_flatten_redacts_keeps_placeholders_and_reports_both(tmp_path):
     setup = "".join(r["content"] for r in records if r["source"] == "setup.md")
     assert "S3cr3tPw" not in setup and "AKIAIOSFODNN7EXAMPLE" in setup and "<your-token>" in setup
     report = json.loads(report_path.read_text())
-    assert report["redactions"] == {"private-key": 1, "url-password": 1}
-    assert report["placeholdersKept"] == {"aws-access-key": 1, "password-assignment": 1}
+    assert report["redactions"]["byRule"] == {"private-key": 1, "url-password": 1}
+    kept = report["redactions"]["placeholdersKept"]
+    assert kept == {"aws-access-key": 1, "password-assignment": 1}
     assert "placeholders kept (not secrets): " in result.stderr
 
 

@@ -98,12 +98,14 @@ def test_a_read_only_store_is_a_named_error_and_keeps_its_documents(
     store = tmp_path / "store"
     old = jsonl(tmp_path / "old.jsonl", [record("old.md", 1, "hello world")])
     new = jsonl(tmp_path / "new.jsonl", [record("new.md", 1, "goodbye world")])
-    assert run_cli("index", old, "--store", store, "-q").code == 0
+    assert run_cli("index", old, "--corpus", "old", "--store", store, "-q").code == 0
     if made_readonly == "database":
         (store / "index.sqlite").chmod(0o400)
     else:
         store.chmod(0o500)
-    result = run_cli("index", new, "--store", store, "--corpus", "new", **as_a_user)
+    result = run_cli(
+        "index", new, "--corpus", "new", "--store", store, "--corpus", "new", **as_a_user
+    )
     assert_clean_failure(result, 1, "read-only", "as it was before this run")
     if made_readonly == "database":  # the owner's read-only mode stays (it was reset to 0600)
         assert stat.S_IMODE((store / "index.sqlite").stat().st_mode) == 0o400
@@ -114,7 +116,7 @@ def test_a_read_only_store_is_a_named_error_and_keeps_its_documents(
 def test_a_full_disk_during_index_is_a_named_error_and_the_old_index_survives(tmp_path):
     store = tmp_path / "store"
     old = jsonl(tmp_path / "old.jsonl", [record("old.md", 1, "hello world")])
-    assert run_cli("index", old, "--store", store, "-q").code == 0
+    assert run_cli("index", old, "--corpus", "old", "--store", store, "-q").code == 0
     size = (store / "index.sqlite").stat().st_size
     result = run_cli(
         "index", big_corpus(tmp_path / "big.jsonl"), "--store", store, "--corpus", "big",
@@ -129,13 +131,13 @@ def test_a_full_disk_during_index_is_a_named_error_and_the_old_index_survives(tm
 def test_a_store_written_by_a_newer_version_is_refused_naming_both_versions(tmp_path):
     store = tmp_path / "store"
     old = jsonl(tmp_path / "old.jsonl", [record("old.md", 1, "hello world")])
-    assert run_cli("index", old, "--store", store, "-q").code == 0
+    assert run_cli("index", old, "--corpus", "old", "--store", store, "-q").code == 0
     db = sqlite3.connect(store / "index.sqlite")
     with db:
         db.execute("INSERT INTO schema_migrations VALUES ('m999_future', '2099-01-01T00:00:00Z')")
     db.close()
     new = jsonl(tmp_path / "new.jsonl", [record("new.md", 1, "goodbye world")])
     versions = ("newer docs-flatten", "m999_future", __version__, latest())
-    assert_clean_failure(run_cli("index", new, "--store", store), 1, *versions)
+    assert_clean_failure(run_cli("index", new, "--corpus", "new", "--store", store), 1, *versions)
     assert_clean_failure(run_cli("search", "hello", "--store", store), 1, *versions)
     assert indexed(store) == ("ok", ["old.md"])

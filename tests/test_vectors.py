@@ -109,20 +109,21 @@ def test_a_failure_keeps_what_was_embedded_and_the_next_run_resumes(server, stor
 def test_server_down_or_slow_at_index_time_fails_the_command_and_keeps_the_index(server, tmp_path):
     docs = jsonl(tmp_path / "a.jsonl", big_document())
     store = tmp_path / "store"
-    down = run_cli("index", docs, "--store", store, "--base-url", DOWN, "--model", "m", "--json")
+    load = ["index", docs, "--corpus", "a", "--store", store, "--model", "m"]
+    down = run_cli(*load, "--base-url", DOWN, "--json")
     assert_clean_failure(down, 1, "unreachable", "127.0.0.1:9")
     said = json.loads(down.stdout)  # the load happened, and the JSON says what failed
-    assert said["added"] == 1 and said["vectors"]["error"] == "unreachable"
+    assert said["ok"] is False and said["error"]["reason"] == "unreachable"
+    assert said["load"]["added"] == 1 and said["vectors"]["pending"] == 40  # none embedded
     found = run_cli("search", "kafka", "--store", store, "--tier", "lexical", "--json")
     assert found.code == 0 and json.loads(found.stdout)  # the lexical load is kept
 
     EmbeddingServer.delay = 1.0
-    slow = run_cli("index", docs, "--store", store, "--base-url", server, "--model", "m",
-                   "--config", _config(tmp_path, timeout=0.2))  # fmt: skip
+    slow = run_cli(*load, "--base-url", server, "--config", _config(tmp_path, timeout=0.2))
     assert_clean_failure(slow, 1, "did not answer within 0.2 s")
 
     EmbeddingServer.delay = 0.0
-    ok = run_cli("index", docs, "--store", store, "--base-url", server, "--model", "m", "--json")
+    ok = run_cli(*load, "--base-url", server, "--json")
     assert ok.code == 0, ok.stderr
     assert json.loads(ok.stdout)["vectors"]["embedded"] == 40
 
@@ -186,7 +187,7 @@ def test_flattened_secrets_are_redacted_and_not_embedded(server, tmp_path):
 def test_a_changed_model_is_refused_before_anything_is_sent(server, tmp_path):
     docs = jsonl(tmp_path / "a.jsonl", big_document()[:4])
     store = tmp_path / "store"
-    args = ["index", docs, "--store", store, "--base-url", server]
+    args = ["index", docs, "--corpus", "a", "--store", store, "--base-url", server]
     assert run_cli(*args, "--model", "model-a").code == 0
     EmbeddingServer.requests = []
     refused = run_cli(*args, "--model", "model-b")

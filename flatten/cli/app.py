@@ -15,11 +15,10 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from flatten._version import __version__
-from flatten.cli import flatten, load, mcp, pack, query
+from flatten.cli import config, flatten, load, mcp, pack, query
 from flatten.cli.help import Command, command_class
+from flatten.cli.output import error_lines
 from flatten.errors import FlattenError
-from index.errors import QueryError
-from index.text import clean
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,30 +30,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-_EMBEDDINGS_HINT = (
-    "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass --base-url and "
-    "--model"
-)
-# A query error names the value at fault, never a flag: the flag (and hint) of each reason.
-QUERY_FLAGS: dict[str, tuple[str, str | None]] = {
-    "bad-tier": ("--tier", None),
-    "no-embeddings": ("--tier", _EMBEDDINGS_HINT),
-    "bad-rerank": ("--rerank", None),
-    "rerank-needs-vectors": ("--rerank", _EMBEDDINGS_HINT),
-    "bad-offset": ("--offset", None),
-    "unknown-corpus": ("--corpus", "docs-flatten stats lists the corpora"),
-}
-
-
-def error_lines(exc: FlattenError) -> list[str]:
-    """What the user reads for a failure: the message (with its flag), then the hint."""
-    message, hint = exc.message, exc.hint
-    if isinstance(exc, QueryError) and exc.reason in QUERY_FLAGS:
-        flag, flag_hint = QUERY_FLAGS[exc.reason]
-        message, hint = f"{flag}: {message}", hint or flag_hint
-    return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
 
 
 def reports_errors(command: F) -> F:
@@ -103,6 +78,7 @@ COMMANDS: list[tuple[str, Callable[..., None], dict[str, Any]]] = [
     ("card", query.card_command, {}),
     ("stats", query.stats_command, {}),
     ("doctor", query.doctor_command, {}),
+    ("config", config.config_command, {}),
     ("mcp", mcp.mcp_command, {}),
 ]
 for _name, _command, _settings in COMMANDS:

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from flatten.cli.jobs import command_name, flatten_settings
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
@@ -40,10 +41,10 @@ from flatten.cli.options import (
     Workers,
     close,
     crawl_options,
-    flatten_options,
+    read_config,
+    settings_options,
     source_records,
 )  # fmt: skip
-from flatten.config import load_config
 from flatten.progress import Progress
 from flatten.record import PROFILES, Record
 from flatten.report import RunReport
@@ -118,14 +119,17 @@ def run_flatten(
     """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
     writes them); the report is filled, written (--report) and summed up whatever happens.
     `flatten` and `pack` differ only in their consumer."""
-    options = flatten_options(kind, include, exclude, max_file_size, max_chars, workers,
-                              load_config(config))  # fmt: skip
+    settings = read_config(config)
+    flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
+                             "max_file_size": max_file_size, "max_chars": max_chars},
+                            settings)  # fmt: skip
+    options = settings_options(flat, workers, settings)
     # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
     outputs = tuple(str(p) for p in (output, report_path) if p is not None)
     options = replace(options, outputs=outputs)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
-    report = RunReport(source=str(root or repo or url))
+    report = RunReport(source=str(root or repo or url), kind=options.kind)
     try:
         with Progress("flatten", enabled=not quiet) as progress:
             records = source_records(root, repo, ref, subdir, token_env, options, report,
@@ -139,7 +143,7 @@ def run_flatten(
         raise
     finally:
         if report_path is not None:
-            write_json(report.to_dict(), report_path)
+            write_json(report.to_dict(command_name("flatten")), report_path)
     if not quiet:
         typer.echo(report.summary(), err=True)
     return report

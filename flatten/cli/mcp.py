@@ -19,8 +19,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flatten._version import __version__
-from flatten.cli.options import ApiKeyEnv, BaseUrl, Config, Model, StoreDir, embedding_config
-from flatten.config import load_config
+from flatten.cli.options import (
+    ApiKeyEnv,
+    BaseUrl,
+    Config,
+    Model,
+    StoreDir,
+    embedding_config,
+    read_config,
+)
 from flatten.errors import FlattenError, UsageError
 
 if TYPE_CHECKING:
@@ -94,7 +101,7 @@ def mcp_command(
     from index.citations import parse_rules
 
     names = tool_names(tools)
-    settings = load_config(config)
+    settings = read_config(config)
     knowledge = Knowledge(
         store_dir,
         rules=parse_rules(settings.get("citations")),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from flatten.config import Setting, check_keys, config_path, load_config
 from flatten.errors import UsageError
 from flatten.pipeline import (
     FlattenOptions,
@@ -243,6 +244,21 @@ ApiKeyEnv = Annotated[
 ]  # fmt: skip
 
 
+def read_config(path: Path | None) -> dict[str, Any]:
+    """The config (`flatten.config.load_config`) with every section checked now, the index's too
+    (citations, embeddings): a wrong key fails the command before it does anything, whichever
+    sections the command reads."""
+    from index.citations import parse_rules
+
+    settings = load_config(path)
+    RedactionRules.from_config(settings.get("redaction"))
+    parse_rules(settings.get("citations"))
+    # Keys only: base_url and model may come from the flags (checked when embeddings are used).
+    known = EmbeddingConfig.__dataclass_fields__
+    check_keys(config_path(path), "embeddings", settings.get("embeddings") or {}, known)
+    return settings
+
+
 def embedding_config(
     settings: dict[str, Any], base_url: str | None, model: str | None, api_key_env: str | None
 ) -> EmbeddingConfig | None:
@@ -272,6 +288,18 @@ def flatten_options(
         workers=workers,
         redaction=RedactionRules.from_config(settings.get("redaction")),
     )
+
+
+def settings_options(
+    flat: dict[str, Setting], workers: int, settings: dict[str, Any]
+) -> FlattenOptions:
+    """`flatten_options` from resolved settings (flag > config > default, `flatten.config`)."""
+
+    def v(name: str) -> Any:
+        return flat[name].value
+
+    return flatten_options(Kind(v("kind")), v("include"), v("exclude"), str(v("max_file_size")),
+                           v("max_chars"), workers, settings)  # fmt: skip
 
 
 def crawl_options(

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from flatten.errors import FlattenError
 from flatten.jsonform import to_json
 from flatten.writer import dumps
+from index.errors import QueryError
 from index.results import REQUESTED, Tier, TierUsed
 from index.text import clean, clean_json, one_line
 
@@ -25,6 +27,30 @@ if TYPE_CHECKING:
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
     from index.results import SearchResponse
     from index.vectors.client import DoctorReport
+
+
+_EMBEDDINGS_HINT = (
+    "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass --base-url and "
+    "--model"
+)
+# A query error names the value at fault, never a flag: the flag (and hint) of each reason.
+QUERY_FLAGS: dict[str, tuple[str, str | None]] = {
+    "bad-tier": ("--tier", None),
+    "no-embeddings": ("--tier", _EMBEDDINGS_HINT),
+    "bad-rerank": ("--rerank", None),
+    "rerank-needs-vectors": ("--rerank", _EMBEDDINGS_HINT),
+    "bad-offset": ("--offset", None),
+    "unknown-corpus": ("--corpus", "docs-flatten stats lists the corpora"),
+}
+
+
+def error_lines(exc: FlattenError) -> list[str]:
+    """What the user reads for a failure: the message (with its flag), then the hint."""
+    message, hint = exc.message, exc.hint
+    if isinstance(exc, QueryError) and exc.reason in QUERY_FLAGS:
+        flag, flag_hint = QUERY_FLAGS[exc.reason]
+        message, hint = f"{flag}: {message}", hint or flag_hint
+    return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
 
 
 def say(text: str, *, err: bool = False, nl: bool = True) -> None:

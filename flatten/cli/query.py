@@ -23,9 +23,9 @@ from flatten.cli.options import (
     StoreDir,
     embedding_config,
     finite,
+    read_config,
 )
 from flatten.cli.output import echo_json
-from flatten.config import load_config
 from flatten.errors import FlattenError, UsageError
 from flatten.jsonform import to_json
 from index import documents
@@ -34,7 +34,7 @@ from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.search import SearchOptions, search, search_mode
-from index.store import Store
+from index.store import Store, store_flag
 from index.vectors.client import EmbeddingConfig, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
@@ -113,7 +113,7 @@ def search_command(
     """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
         raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
-    settings = load_config(config)
+    settings = read_config(config)
     rules = _rules(settings)
     embedding = embedding_config(settings, base_url, model, api_key_env)
     options = SearchOptions(top_k=top_k, corpus=corpus, rules=rules, tier=tier, rrf_k=rrf_k,
@@ -221,7 +221,7 @@ def eval_command(
     tiers: list[TierUsed] = []
     with Store.open(store_dir, readonly=True) as store:
         resolved = resolve(store, judged, group, pages=pages, corpus=corpus)
-        embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+        embedding = embedding_config(read_config(config), base_url, model, api_key_env)
         vectors = _vector_tier(store, embedding, tier)
         if vectors is not None:
             vectors.prepare([q.text for q in questions if q.id in judged])
@@ -309,7 +309,7 @@ def sources_command(
     corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
 ) -> None:
     """Indexed documents with chunk counts, last indexed, and their mapped citation."""
-    rules = _rules(load_config(config))
+    rules = _rules(read_config(config))
     found, unmapped = _read(store_dir, lambda s: documents.sources(s, corpus=corpus, rules=rules))
     if as_json:
         echo_json({"sources": found, "unmapped": unmapped})
@@ -325,7 +325,7 @@ def show_command(
     as_json: Json = False,
 ) -> None:
     """One chunk by its token."""
-    rules = _rules(load_config(config))
+    rules = _rules(read_config(config))
     chunk = _read(store_dir, lambda s: documents.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
         raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
@@ -346,8 +346,9 @@ def get_command(
     """A whole document, in pages of about 12,000 characters."""
     page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
     if page is None:
+        listing_hint = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint="list them with docs-flatten sources")  # fmt: skip
+                           hint=listing_hint)  # fmt: skip
     if as_json:
         echo_json(page)
         return
@@ -399,7 +400,7 @@ def doctor_command(
     as_json: Json = False,
 ) -> None:
     """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
-    embedding = embedding_config(load_config(config), base_url, model, api_key_env)
+    embedding = embedding_config(read_config(config), base_url, model, api_key_env)
     if embedding is None:
         raise UsageError("no embeddings configured", reason="no-embeddings",
                          hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "

@@ -1,0 +1,71 @@
+"""How many documents a snapshot may remove before the load stops (rclone's --max-delete).
+
+A load is a complete snapshot of its corpus: documents it does not mention are removed. Pointed
+at the wrong corpus (another source's JSONL, a half-built tree), that silently deletes most of
+it. By default a snapshot may remove at most half of a corpus's documents, or 10, whichever is
+more; `--max-delete N` or `--max-delete PCT%` sets the limit instead. Past it, nothing is written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flatten.errors import FlattenError, UsageError
+
+DEFAULT_FLOOR = 10  # removing this many is always allowed
+DEFAULT_SHARE = 50.0  # percent of the corpus's documents
+
+
+class TooManyRemovals(FlattenError):
+    """The snapshot would remove more documents than the limit allows; nothing was written."""
+
+    def __init__(self, message: str, *, removing: int) -> None:
+        super().__init__(message, reason="too-many-removals")
+        self.removing = removing
+
+
+@dataclass(frozen=True)
+class RemovalLimit:
+    count: int | None = None  # at most this many documents
+    percent: float | None = None  # at most this share of the corpus's documents
+    text: str = ""  # as given, for messages; "" for the default
+
+    def allows(self, removing: int, documents: int) -> bool:
+        if self.count is not None:
+            return removing <= self.count
+        if self.percent is not None:
+            return removing * 100 <= self.percent * documents
+        return removing <= max(DEFAULT_FLOOR, documents * DEFAULT_SHARE / 100)
+
+    def check(self, removing: int, documents: int, corpus: str) -> None:
+        """`TooManyRemovals` when removing `removing` of `documents` is past the limit."""
+        if self.allows(removing, documents):
+            return
+        limit = f"--max-delete {self.text}" if self.text else (
+            f"the default limit (half of the corpus, or {DEFAULT_FLOOR} documents)"
+        )  # fmt: skip
+        raise TooManyRemovals(
+            f"this snapshot would remove {removing:,} of the {documents:,} documents of corpus "
+            f"{corpus!r}, past {limit}: nothing was written (is it the right corpus?)",
+            removing=removing,
+        )
+
+
+DEFAULT_LIMIT = RemovalLimit()
+_LIMIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$")
+
+
+def parse_limit(text: str | int | None) -> RemovalLimit:
+    """`25` (documents) or `25%` (of the corpus); None: the default limit."""
+    if text is None:
+        return DEFAULT_LIMIT
+    match = _LIMIT.match(str(text))
+    if not match or (not match.group(2) and "." in match.group(1)):
+        raise UsageError(
+            f"--max-delete takes a number of documents or a percentage (10, 25%), not {text!r}",
+            reason="bad-max-delete",
+        )
+    if match.group(2):
+        return RemovalLimit(percent=float(match.group(1)), text=f"{match.group(1)}%")
+    return RemovalLimit(count=int(match.group(1)), text=match.group(1))
