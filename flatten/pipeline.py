@@ -179,6 +179,7 @@ def flatten_tree(
     provenance = git.provenance if git else Provenance()
     repo_prefix = git.prefix if git else None
     changed = git.changed if git else frozenset()
+    report.dirty = bool(changed) if git else None
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []

@@ -33,6 +33,7 @@ class RunReport:
     error: ErrorInfo | None = None  # set when the run failed
     crawl: dict[str, Any] | None = None  # for --url: pages fetched, frontier, truncated, ...
     expanded: tuple[str, str] | None = None  # (shorthand, URL): `--repo owner/repo` expanded
+    dirty: bool | None = None  # a work tree with uncommitted changes below the root (None: no git)
     pack: dict[str, Any] | None = None  # for `pack`: style, tokens, tokenizer, tokens per file
 
     def fail(self, exc: BaseException) -> None:

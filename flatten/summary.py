@@ -175,8 +175,7 @@ class Summary:
             self.source_expanded = {"from": run.expanded[0], "to": run.expanded[1]}
         origin = run.provenance
         self.repo_url, self.commit, self.ref = origin.repo_url, origin.commit, origin.ref
-        dirty = getattr(origin, "dirty", getattr(run, "dirty", None))  # when sources say it
-        self.dirty = dirty if isinstance(dirty, bool) else None
+        self.dirty = run.dirty
         self.kind, self.listing = run.kind, run.listing or None
         self.files = Files(run.files_seen, run.files_kept, run.files_skipped,
                            _sorted(run.skipped_by_reason), run.bytes_read)  # fmt: skip

@@ -225,6 +225,22 @@ def test_modified_staged_and_untracked_files_are_flagged_dirty(forge_repo):
     assert keys.index("ref") < keys.index("repoPath") < keys.index("dirty")
 
 
+def test_the_run_summary_says_whether_the_work_tree_was_dirty(forge_repo, tmp_path):
+    report = tmp_path / "report.json"
+
+    def summary_dirty() -> object:
+        result = run_cli("flatten", "--root", forge_repo.path / "docs", "-q", "--report", report)
+        assert result.code == 0, result.stderr
+        return json.loads(report.read_text())["dirty"]
+
+    assert summary_dirty() is False
+    write(forge_repo.path, {"docs/new.md": "# New\n\nNot committed.\n"})
+    assert summary_dirty() is True
+    write(tmp_path / "plain", {"a.md": "# A\n"})  # not in git: nothing to say
+    result = run_cli("flatten", "--root", tmp_path / "plain", "-q", "--report", report)
+    assert result.code == 0 and json.loads(report.read_text())["dirty"] is None
+
+
 def test_a_repo_subdir_gives_repository_paths_too(forge_repo):
     records = flattened("--repo", forge_repo.url, "--subdir", "docs")
     assert {(r["source"], r["repoPath"]) for r in records} == {
