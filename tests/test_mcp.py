@@ -134,7 +134,7 @@ def test_empty_results_and_absent_words_are_said_explicitly(knowledge):
 
 
 def test_secrets_and_control_sequences_are_stripped_and_output_is_capped(knowledge):
-    hostile = knowledge.search("pipeline token probes", corpus="notes")
+    hostile = knowledge.search("pipeline token probes", corpus="notes", per_doc=2)
     big = knowledge.search("bigword", 20)
     text = json.dumps(hostile)
     assert GITHUB_TOKEN not in text and "[REDACTED:github-token]" in text
