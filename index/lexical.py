@@ -20,8 +20,7 @@ barely moves the ranking, so such terms are left out when the query has rarer on
 word is common, chunks whose title, section or symbol hold them all are tried first.
 
 The stage returns candidates (chunk id and BM25 score) without snippets: the search ranks and
-groups them, then asks `excerpts` for the snippets of the few it shows and the other matching
-slices of their documents.
+groups them, then asks `snippets` for the excerpts of the few it shows.
 """
 
 from __future__ import annotations
@@ -73,21 +72,16 @@ def stem(word: str) -> str:
     return row[0] if row else word
 
 
-def family(db: sqlite3.Connection, word: str) -> list[str]:
+def family(vocabulary: Vocabulary, word: str) -> list[str]:
     """Inflections of `word` whose stems differ from its own and occur in the index."""
     if len(word) < _FAMILY_MIN or not word.isalpha() or not stem(word).endswith("i"):
         return []
-    stems = {stem(word)}
-    forms = []
+    forms: dict[str, str] = {}  # stem -> the first form that makes it
     for suffix in _SUFFIXES:
-        form = word + suffix
-        form_stem = stem(form)
-        if form_stem in stems:
-            continue
-        stems.add(form_stem)
-        if db.execute("SELECT 1 FROM vocab_stemmed WHERE term = ?", (form_stem,)).fetchone():
-            forms.append(form)
-    return forms
+        forms.setdefault(stem(word + suffix), word + suffix)
+    forms.pop(stem(word), None)
+    counts = vocabulary.docs(list(forms))
+    return [form for form_stem, form in forms.items() if counts[form_stem]]
 
 
 COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
@@ -116,11 +110,45 @@ class QueryPlan:
         return " OR ".join(dict.fromkeys(fts_string(f) for t in self.terms for f in t.forms))
 
 
-def _document_frequency(db: sqlite3.Connection, word: str) -> int | None:
+class Vocabulary:
+    """How many chunks hold each stemmed term, as fts5vocab counts them, remembered while the
+    index is unchanged: fts5vocab counts by walking the term's whole list, so a common term
+    costs about a millisecond per look-up, and a long-lived reader (the MCP server) asks for
+    the same terms again and again."""
+
+    MAX_TERMS = 65_536
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._seen: tuple[int, int] | None = None
+        self._docs: dict[str, int] = {}
+
+    def refresh(self) -> None:
+        """Forget the counts if the index changed (another connection committed, or this one)."""
+        seen = (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+        if seen != self._seen or len(self._docs) > self.MAX_TERMS:
+            self._seen, self._docs = seen, {}
+
+    def docs(self, terms: list[str]) -> dict[str, int]:
+        """Chunks holding each term (0: not in the index)."""
+        wanted = sorted({t for t in terms if t not in self._docs})
+        if wanted:
+            # A list of values, not a subquery: fts5vocab looks each term up, never scans.
+            found = dict(
+                self.db.execute(
+                    "SELECT term, doc FROM vocab_stemmed WHERE term IN "
+                    f"({', '.join('?' for _ in wanted)})",
+                    wanted,
+                ).fetchall()
+            )
+            self._docs.update((t, int(found.get(t, 0))) for t in wanted)
+        return {t: self._docs[t] for t in terms}
+
+
+def _document_frequency(vocabulary: Vocabulary, word: str) -> int | None:
     if not word.isalnum():
         return None  # several tokens (`aws_eks_cluster`): a phrase, never dropped
-    row = db.execute("SELECT doc FROM vocab_stemmed WHERE term = ?", (stem(word),)).fetchone()
-    return int(row[0]) if row else 0
+    return vocabulary.docs([stem(word)])[stem(word)]
 
 
 def idf(chunks: int, frequency: int) -> float:
@@ -128,7 +156,7 @@ def idf(chunks: int, frequency: int) -> float:
     return max(math.log((chunks - frequency + 0.5) / (frequency + 0.5)), 1e-6)
 
 
-def compounds(db: sqlite3.Connection, words: list[str], unknown: set[str]) -> dict[str, list[str]]:
+def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> dict[str, list[str]]:
     """For each query word, the other spellings of it as a compound that occur in the index: a
     word the index lacks (`unknown`) split into two indexed words, as a phrase (`bluegreen` ->
     `blue green`, which also matches `blue-green`), and its join with the next query word
@@ -149,14 +177,8 @@ def compounds(db: sqlite3.Connection, words: list[str], unknown: set[str]) -> di
     )
     if not wanted:
         return {}
-    # A list of values, not a subquery: fts5vocab looks each term up instead of scanning.
-    indexed = {
-        term
-        for (term,) in db.execute(
-            f"SELECT term FROM vocab_stemmed WHERE term IN ({', '.join('?' for _ in wanted)})",
-            wanted,
-        )
-    }
+    counts = vocabulary.docs(wanted)
+    indexed = {term for term, n in counts.items() if n}
     out: dict[str, list[str]] = {}
     for word, pairs in splits.items():
         for left, right in pairs:
@@ -169,17 +191,24 @@ def compounds(db: sqlite3.Connection, words: list[str], unknown: set[str]) -> di
     return out
 
 
-def plan(db: sqlite3.Connection, query: str) -> QueryPlan | None:
-    """How to run a user's query, or None when it has no words."""
+def plan(
+    db: sqlite3.Connection, query: str, vocabulary: Vocabulary | None = None
+) -> QueryPlan | None:
+    """How to run a user's query, or None when it has no words. `vocabulary`: counts kept from
+    earlier queries on the same connection, if any."""
     words = query_words(query)
     if not words:
         return None
+    if vocabulary is None:
+        vocabulary = Vocabulary(db)
+    vocabulary.refresh()
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
-    frequency = {w: _document_frequency(db, w) for w in words}
+    frequency = {w: _document_frequency(vocabulary, w) for w in words}
     rare = [w for w in words if (frequency[w] or 0) <= COMMON_SHARE * chunks]
-    spellings = compounds(db, words, {w for w in words if frequency[w] == 0})
+    spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
     terms = tuple(
-        Term(word, tuple(dict.fromkeys([word, *family(db, word), *spellings.get(word, ())])),
+        Term(word, tuple(dict.fromkeys([word, *family(vocabulary, word),
+                                        *spellings.get(word, ())])),
              idf(chunks, frequency[word] or 0))
         for word in words
     )  # fmt: skip
@@ -202,7 +231,7 @@ def lexical(
     scope: tuple[str, list[object]] = ("", []),
 ) -> tuple[list[LexicalHit], str]:
     """The best `depth` chunks by BM25 within `scope` (a `scope_filter`), and the expression
-    that found them (for `excerpts`). When every word is common the headline expression is
+    that found them (for `snippets`). When every word is common the headline expression is
     used if it finds at least `enough` chunks."""
     if planned.headline_first:
         hits = _rank(db, planned.headline_first, depth, scope)
@@ -236,29 +265,16 @@ def _rank(
 SNIPPET = "snippet(chunks_fts, 3, '', '', ' … ', 24)"
 
 
-@dataclass(frozen=True)
-class Excerpt:
-    """What the shown slices of one document need from the lexical index."""
+def snippets(db: sqlite3.Connection, expression: str, chunk_ids: list[int]) -> dict[int, str]:
+    """A matching excerpt of each of these chunks that matches `expression`.
 
-    snippets: dict[int, str]  # chunk id -> a matching excerpt, for the slices asked
-    matching: list[int]  # every chunk of the document that matches, in id order
-
-
-def excerpts(
-    db: sqlite3.Connection, expression: str, first: int, last: int, shown: list[int],
-    snippets: bool,
-) -> Excerpt:  # fmt: skip
-    """The chunks with ids from `first` to `last` (one document's: a load gives a document's
-    chunks consecutive ids) that match `expression`, and the snippets of those in `shown`.
-
-    The id range is handed to FTS5, which seeks to it in each term's list: cheap, unlike a
-    MATCH run over every chunk again."""
-    snippet = f"CASE WHEN f.rowid IN (SELECT value FROM json_each(?)) THEN {SNIPPET} END"
-    if not snippets:
-        snippet = "NULL"
+    Asked for the few hits shown, after ranking: FTS5 seeks each id (a bare rowid constraint),
+    cheaper than excerpting every candidate in the ranking query."""
+    if not chunk_ids:
+        return {}
     rows = db.execute(
-        f"SELECT f.rowid, {snippet} FROM chunks_fts f WHERE chunks_fts MATCH ? "
-        "AND f.rowid BETWEEN ? AND ? ORDER BY f.rowid",
-        [*([json.dumps(shown)] if snippets else []), expression, first, last],
-    ).fetchall()
-    return Excerpt({r[0]: r[1] for r in rows if r[1] is not None}, [r[0] for r in rows])
+        f"SELECT f.rowid, {SNIPPET} FROM chunks_fts f WHERE chunks_fts MATCH ? "
+        "AND f.rowid IN (SELECT value FROM json_each(?))",
+        (expression, json.dumps(chunk_ids)),
+    )
+    return {int(chunk_id): text or "" for chunk_id, text in rows}

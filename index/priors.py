@@ -99,17 +99,27 @@ PRIORS: tuple[Prior, ...] = (
 )
 
 
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns) or "(?!)")
+
+
+_FILES = [(prior, _any_of(prior.files)) for prior in PRIORS]
+_ANY_NAME = frozenset().union(*(p.names for p in PRIORS))
+_ANY_FILE = _any_of(tuple(f for p in PRIORS for f in p.files))
+
+
 @lru_cache(maxsize=65536)
 def prior_of(source: str) -> Prior | None:
-    """The prior a document's path carries, if any."""
+    """The prior a document's path carries, if any (the first of `PRIORS` it matches)."""
     segments = [s.lower() for s in path_segments(source)]
     if not segments:
         return None
-    stems = [s.rsplit(".", 1)[0] if "." in s[1:] else s for s in segments]
-    for prior in PRIORS:
-        if any(s in prior.names for s in stems):
-            return prior
-        if any(re.fullmatch(pattern, segments[-1]) for pattern in prior.files):
+    stems = {s.rsplit(".", 1)[0] if "." in s[1:] else s for s in segments}
+    name = segments[-1]
+    if stems.isdisjoint(_ANY_NAME) and not _ANY_FILE.fullmatch(name):
+        return None  # most pages: one set test and one regex
+    for prior, files in _FILES:
+        if not stems.isdisjoint(prior.names) or files.fullmatch(name):
             return prior
     return None
 

@@ -15,7 +15,9 @@ stage score is BM25 on the lexical tier and the fused score on the others (where
 ranking fused in already holds the field score, so only the prior is applied again).
 
 Grouped (the default), each page appears once, at its best slice, and the hit says how many
-other slices of it match; `per_doc` allows more per page, and no grouping gives the raw list.
+other slices of it are among the candidates (the lexical stage's best CANDIDATES slices, and
+the vector stage's on the other tiers) and their anchors; `per_doc` allows more per page, and
+no grouping gives the raw list.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def field_scores(
     rows = db.execute(
         "SELECT rowid, highlight(documents_fts, 0, char(1), char(2)), "
         "highlight(documents_fts, 1, char(1), char(2)) FROM documents_fts "
-        "WHERE documents_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+        "WHERE documents_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
         (expression, json.dumps(documents)),
     )
     spelled: dict[str, set[int]] = {}  # a spelling's key -> the query words it spells
@@ -138,3 +140,14 @@ def group(scored: list[Scored], top_k: int, per_doc: int | None) -> list[Scored]
             if len(out) == top_k:
                 break
     return out
+
+
+def others(scored: list[Scored], chosen: list[Scored]) -> dict[int, list[int]]:
+    """For each chosen document, its other candidate slices (not chosen), in document order."""
+    shown = {s.chunk_id for s in chosen}
+    wanted = {s.document_id for s in chosen}
+    out: dict[int, list[int]] = {doc_id: [] for doc_id in wanted}
+    for item in scored:
+        if item.document_id in wanted and item.chunk_id not in shown:
+            out[item.document_id].append(item.chunk_id)
+    return {doc_id: sorted(ids) for doc_id, ids in out.items()}

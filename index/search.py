@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from index import ranking
 from index.citations import CitationRule
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
-from index.lexical import QueryPlan, excerpts, lexical, plan
+from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
 from index.results import (
     LOCATED_COLUMNS,
     NO_EMBEDDINGS,
@@ -106,7 +107,7 @@ def search(
         raise QueryError("per_doc must be at least 1 (None: every slice)", reason="bad-per-doc",
                          value=options.per_doc)  # fmt: skip
     scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
-    planned = plan(store.db, query)
+    planned = plan(store.db, query, _vocabulary(store))
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
         return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why),
@@ -129,6 +130,17 @@ def search(
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
     return SearchResponse(query, used, results)
+
+
+_VOCABULARIES: weakref.WeakKeyDictionary[Store, Vocabulary] = weakref.WeakKeyDictionary()
+
+
+def _vocabulary(store: Store) -> Vocabulary:
+    """The store's remembered term counts (see `index.lexical.Vocabulary`)."""
+    vocabulary = _VOCABULARIES.get(store)
+    if vocabulary is None or vocabulary.db is not store.db:
+        vocabulary = _VOCABULARIES[store] = Vocabulary(store.db)
+    return vocabulary
 
 
 def _lexical_ranked(
@@ -156,7 +168,7 @@ def _lexical_only(
 ) -> list[Hit]:
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
     chosen = ranking.group(scored, options.top_k, options.per_doc)
-    return _shown(store, chosen, expression, options)
+    return _shown(store, scored, chosen, expression, options)
 
 
 def _in_scope(
@@ -177,48 +189,38 @@ def _in_scope(
 
 
 def _shown(
-    store: Store, chosen: list[ranking.Scored], expression: str | None, options: SearchOptions
+    store: Store,
+    scored: list[ranking.Scored],
+    chosen: list[ranking.Scored],
+    expression: str | None,
+    options: SearchOptions,
 ) -> list[Hit]:
     """The chosen slices as hits: located and cited, with their snippets, and (grouped) the
-    other matching slices of their documents."""
+    other candidate slices of their documents."""
     results = describe(store, [(s.chunk_id, s.score) for s in chosen], options)
     by_chunk = {s.chunk_id: s for s in chosen}
-    shown: dict[int, list[int]] = {}
-    for s in chosen:
-        shown.setdefault(s.document_id, []).append(s.chunk_id)
-    snippets: dict[int, str] = {}
-    others: dict[int, list[int]] = {}
-    if expression is not None:
-        for doc_id, first, last in _id_ranges(store, list(shown)):
-            found = excerpts(store.db, expression, first, last, shown[doc_id], options.snippets)
-            snippets.update(found.snippets)
-            others[doc_id] = [c for c in found.matching if c not in shown[doc_id]]
-    if options.snippets:  # a hit that matched no word: the start of its text
-        openings = chunk_texts(store, [r.chunk_id for r in results if r.chunk_id not in snippets],
+    found: dict[int, str] = {}
+    if options.snippets:
+        if expression is not None:
+            found = snippets(store.db, expression, [r.chunk_id for r in results])
+        # A hit that matched no word: the start of its text.
+        openings = chunk_texts(store, [r.chunk_id for r in results if not found.get(r.chunk_id)],
                                SNIPPET_CHARS)  # fmt: skip
-        snippets.update((c, text + " …") for c, text in openings.items())
+        found.update((c, text + " …") for c, text in openings.items())
+    others = ranking.others(scored, chosen) if options.per_doc is not None else {}
     anchors = _anchors(store, [c for ids in others.values() for c in ids])
     for result in results:
-        scored = by_chunk[result.chunk_id]
+        item = by_chunk[result.chunk_id]
         if options.snippets:
-            result.snippet = " ".join(snippets.get(result.chunk_id, "").split())
+            result.snippet = " ".join(found.get(result.chunk_id, "").split())
         if options.per_doc is not None:
-            other = others.get(scored.document_id, [])
-            result.other_matches = len(other)
+            other = others.get(item.document_id, [])
             listed = dict.fromkeys(a for c in other if (a := anchors.get(c)))
+            result.other_matches = len(other)
             result.other_anchors = list(listed)[:OTHER_ANCHORS]
         if options.explain:
-            result.ranking = scored.ranking
+            result.ranking = item.ranking
     return results
-
-
-def _id_ranges(store: Store, documents: list[int]) -> list[tuple[int, int, int]]:
-    """(document id, first chunk id, last chunk id) of each document."""
-    return store.db.execute(
-        "SELECT document_id, min(id), max(id) FROM chunks "
-        "WHERE document_id IN (SELECT value FROM json_each(?)) GROUP BY document_id",
-        (json.dumps(documents),),
-    ).fetchall()
 
 
 def _anchors(store: Store, chunk_ids: list[int]) -> dict[int, str]:
@@ -257,7 +259,7 @@ def _fused(
         chosen = _diversified(store, vectors, grouped, options.top_k)
     else:
         chosen = ranking.group(scored, options.top_k, options.per_doc)
-    results = _shown(store, chosen, expression, options)
+    results = _shown(store, scored, chosen, expression, options)
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
