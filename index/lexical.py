@@ -45,6 +45,7 @@ _FAMILY_MIN = 4  # shorter words have too many unrelated "inflections"
 
 _COMPOUND_MIN = 6  # a word shorter than this is not split
 _PART_MIN = 4  # nor into a part shorter than this
+_JOINED_MIN = 2  # chunks that must hold two words written together to count as a spelling
 
 
 @dataclass(frozen=True)
@@ -179,13 +180,16 @@ def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> di
         return {}
     counts = vocabulary.docs(wanted)
     indexed = {term for term, n in counts.items() if n}
+    # A joined spelling found in a single chunk is an accident (a hashtag, a typo), not the
+    # way the pages write it.
+    spelled = {term for term, n in counts.items() if n >= _JOINED_MIN}
     out: dict[str, list[str]] = {}
     for word, pairs in splits.items():
         for left, right in pairs:
             if stem(left) in indexed and stem(right) in indexed:
                 out.setdefault(word, []).append(f"{left} {right}")
     for word, after in joins:
-        if stem(word + after) in indexed:  # a spelling of both words
+        if stem(word + after) in spelled:  # a spelling of both words
             out.setdefault(word, []).append(word + after)
             out.setdefault(after, []).append(word + after)
     return out
