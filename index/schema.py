@@ -123,7 +123,7 @@ def m002_vectors(db: sqlite3.Connection) -> None:
     )
 
 
-def m004_document_fields(db: sqlite3.Connection) -> None:
+def m005_document_fields(db: sqlite3.Connection) -> None:
     """What a document says about itself, apart from its slices: its title and the words of its
     path in `documents_fts` (rowid = `documents.id`), which the search scores beside the best
     slice's BM25 so a query naming the page's subject finds the page; and the language of a
@@ -155,7 +155,7 @@ def m004_document_fields(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
-    ("m004_document_fields", m004_document_fields),
+    ("m005_document_fields", m005_document_fields),
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "bench"))
-import devset  # noqa: E402
+import devset
 
 pytestmark = pytest.mark.skipif(
     not (devset.DEVSET / "questions.jsonl").exists(),

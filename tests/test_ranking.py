@@ -231,13 +231,13 @@ def test_translations_stay_out_of_the_list_unless_asked(translated):
     assert "docs/zh-hant/docs/tutorial/cookie-params.md" in cli.stdout
 
 
-def _as_before_m004(path) -> None:
-    """Take a store back to the schema of the version before m004 (as that version wrote it)."""
+def _as_before_m005(path) -> None:
+    """Take a store back to the schema of the version before m005 (as that version wrote it)."""
     db = sqlite3.connect(path / "index.sqlite")
     db.executescript(
         "DROP TABLE documents_fts; DROP INDEX documents_locale; "
         "ALTER TABLE documents DROP COLUMN locale; "
-        "DELETE FROM schema_migrations WHERE name = 'm004_document_fields';"
+        "DELETE FROM schema_migrations WHERE name = 'm005_document_fields';"
     )
     db.close()
 
@@ -246,16 +246,16 @@ def test_a_store_of_the_previous_version_upgrades_itself(tmp_path):
     write(tmp_path / "repo", TRANSLATED)
     with Store.open(tmp_path / "store") as opened:
         load_records(opened, flatten_root(tmp_path / "repo", FlattenOptions()), "site")
-    _as_before_m004(tmp_path / "store")
+    _as_before_m005(tmp_path / "store")
     outdated = run_cli("search", "cookie", "--store", tmp_path / "store")
     assert outdated.code != 0 and "docs-flatten index" in outdated.stderr
-    with Store.open(tmp_path / "store") as writer:  # a writer applies m004, filling it in
+    with Store.open(tmp_path / "store") as writer:  # a writer applies m005, filling it in
         locales = dict(writer.db.execute("SELECT source, locale FROM documents").fetchall())
         fields = writer.db.execute("SELECT count(*) FROM documents_fts").fetchone()[0]
     assert locales["docs/ja/docs/tutorial/cookie-params.md"] == "ja"
     assert locales["README.md"] is None and fields == len(TRANSLATED)
     assert sources(tmp_path / "store", "cookie parameter")[0].startswith("docs/en/")
-    assert [name for name, _ in MIGRATIONS][-1] == "m004_document_fields"
+    assert [name for name, _ in MIGRATIONS][-1] == "m005_document_fields"
 
 
 def test_reloading_a_changed_document_replaces_its_title_and_path_words(tmp_path):
