@@ -16,11 +16,13 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from index import ranking
 from index.citations import CitationRule
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
+from index.ranking import CANDIDATES, Scored, group
+from index.ranking import others as others_of
+from index.ranking import score as score_pages
 from index.results import (
     LOCATED_COLUMNS,
     NO_EMBEDDINGS,
@@ -149,14 +151,14 @@ def _lexical_ranked(
     planned: QueryPlan | None,
     scope: tuple[str, list[object]],
     enough: int,
-) -> tuple[list[ranking.Scored], str | None]:
+) -> tuple[list[Scored], str | None]:
     """The lexical stage's candidates scored as pages, and the expression that found them."""
     if planned is None:
         return [], None
-    hits, expression = lexical(store.db, planned, depth=max(ranking.CANDIDATES, enough),
+    hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
                                enough=enough, scope=scope)  # fmt: skip
     stage = [(h.chunk_id, h.score) for h in hits]
-    return ranking.score(store.db, stage, query, planned), expression
+    return score_pages(store.db, stage, query, planned), expression
 
 
 def _lexical_only(
@@ -167,7 +169,7 @@ def _lexical_only(
     options: SearchOptions,
 ) -> list[Hit]:
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
-    chosen = ranking.group(scored, options.top_k, options.per_doc)
+    chosen = group(scored, options.top_k, options.per_doc)
     return _shown(store, scored, chosen, expression, options)
 
 
@@ -190,8 +192,8 @@ def _in_scope(
 
 def _shown(
     store: Store,
-    scored: list[ranking.Scored],
-    chosen: list[ranking.Scored],
+    scored: list[Scored],
+    chosen: list[Scored],
     expression: str | None,
     options: SearchOptions,
 ) -> list[Hit]:
@@ -207,7 +209,7 @@ def _shown(
         openings = chunk_texts(store, [r.chunk_id for r in results if not found.get(r.chunk_id)],
                                SNIPPET_CHARS)  # fmt: skip
         found.update((c, text + " …") for c, text in openings.items())
-    others = ranking.others(scored, chosen) if options.per_doc is not None else {}
+    others = others_of(scored, chosen) if options.per_doc is not None else {}
     anchors = _anchors(store, [c for ids in others.values() for c in ids])
     for result in results:
         item = by_chunk[result.chunk_id]
@@ -239,7 +241,7 @@ def _fused(
     query: str,
     query_vector: np.ndarray,
     vectors: VectorTier,
-    lexical_ranked: list[ranking.Scored],
+    lexical_ranked: list[Scored],
     near: list[tuple[int, float]],
     expression: str | None,
     options: SearchOptions,
@@ -253,12 +255,12 @@ def _fused(
     else:
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     # The fused ranking holds the lexical field scores already: only the priors again.
-    scored = ranking.score(store.db, fused, query, None, "cosine" if vector_only else "rrf")
+    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf")
     if options.rerank == "mmr":
-        grouped = ranking.group(scored, len(scored), options.per_doc)
+        grouped = group(scored, len(scored), options.per_doc)
         chosen = _diversified(store, vectors, grouped, options.top_k)
     else:
-        chosen = ranking.group(scored, options.top_k, options.per_doc)
+        chosen = group(scored, options.top_k, options.per_doc)
     results = _shown(store, scored, chosen, expression, options)
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
@@ -280,8 +282,8 @@ def _fused(
 
 
 def _diversified(
-    store: Store, vectors: VectorTier, scored: list[ranking.Scored], top_k: int
-) -> list[ranking.Scored]:
+    store: Store, vectors: VectorTier, scored: list[Scored], top_k: int
+) -> list[Scored]:
     import numpy as np
 
     matrix = vectors.matrix()
