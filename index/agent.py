@@ -20,6 +20,7 @@ from flatten.jsonform import to_json
 from index import documents
 from index.citations import CitationRule
 from index.errors import QueryError, StoreError
+from index.scope import Scope
 from index.search import SearchOptions, chunk_texts, search
 from index.store import Store
 from index.text import clean_json
@@ -72,8 +73,19 @@ class Knowledge:
                 self._vectors = VectorTier(self._store, self.embeddings)
         return self._store
 
-    def search(self, query: str, top_k: int = 5, corpus: str | None = None) -> dict[str, Any]:
-        """Ranked hits with citations and their text (hybrid when embeddings are configured).
+    def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        corpus: str | None = None,
+        *,
+        per_doc: int | None = 1,
+        paths: list[str] | None = None,
+        kinds: list[str] | None = None,
+        lang: str | None = None,
+    ) -> dict[str, Any]:
+        """Ranked hits with citations and their text (hybrid when embeddings are configured):
+        at most `per_doc` per document (None: every slice), within the filters.
 
         A `top_k` past `MAX_TOP_K` is lowered to it, and the answer says so: the nearest answer
         to what was asked, where a refusal would only cost the agent a call."""
@@ -85,7 +97,9 @@ class Knowledge:
         top_k = max(1, min(MAX_TOP_K, int(top_k)))
         used, dropped = _first_words(query)
         options = SearchOptions(top_k=top_k, corpus=corpus or None, rules=self.rules,
-                                snippets=False)  # fmt: skip
+                                snippets=False, per_doc=None if per_doc is None else
+                                max(1, int(per_doc)), paths=tuple(paths or ()),
+                                kinds=tuple(kinds or ()), lang=lang or None)  # fmt: skip
         with self._lock:
             store = self._open()
             if isinstance(store, dict):
@@ -113,7 +127,14 @@ class Knowledge:
         return self._capped(answer, "results", to_json(response.results), text_key="text")
 
     def enumerate(
-        self, query: str, paths_only: bool = False, corpus: str | None = None
+        self,
+        query: str,
+        paths_only: bool = False,
+        corpus: str | None = None,
+        *,
+        paths: list[str] | None = None,
+        kinds: list[str] | None = None,
+        lang: str | None = None,
     ) -> dict[str, Any]:
         """Every document holding all the words (any form); empty means the words are absent."""
         given = query.split()
@@ -125,7 +146,8 @@ class Knowledge:
             if isinstance(store, dict):
                 return store
             try:
-                found = documents.match(store, words, corpus=corpus or None)
+                scope = Scope(corpus or None, tuple(paths or ()), tuple(kinds or ()), lang or None)
+                found = documents.match(store, words, scope=scope)
             except QueryError as exc:
                 return _status(exc.reason, exc.message, hint=exc.hint)
         answer: dict[str, Any] = {"status": "ok", "notice": NOTICE, **_echo("query", query),

@@ -18,7 +18,7 @@ from index.citations import CitationRule, Origin, cite
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
-from index.scope import CHUNKS, DOCUMENTS, corpus_filter
+from index.scope import CHUNKS, DOCUMENTS, Scope, corpus_filter, scope_filter
 from index.store import Store
 from index.text import fts_string
 
@@ -35,9 +35,15 @@ class MatchedDocument:
 
 
 def match(
-    store: Store, words: list[str], *, corpus: str | None = None, exact: bool = False
+    store: Store,
+    words: list[str],
+    *,
+    corpus: str | None = None,
+    exact: bool = False,
+    scope: Scope | None = None,
 ) -> list[MatchedDocument]:
-    """Every document holding all the words somewhere (in any form, or `exact`ly).
+    """Every document holding all the words somewhere (in any form, or `exact`ly), within
+    `scope` (default: `corpus`, or all; the corpus's main language, see `index.scope`).
 
     `-word` excludes documents holding that word. Words are matched per document, not per
     chunk: a document with one word in its first section and another in its last is listed.
@@ -48,7 +54,7 @@ def match(
         raise UsageError(
             "match needs at least one word that is not excluded with -", reason="bad-query"
         )
-    in_corpus, params = corpus_filter(store.db, corpus)
+    in_corpus, params = scope_filter(store.db, scope or Scope(corpus))
     hits = [_documents_with(store, w, exact) for w in wanted]
     documents = set.intersection(*(set(h) for h in hits))
     for word in unwanted:

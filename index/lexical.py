@@ -10,20 +10,31 @@ prefix cannot bridge the split. Instead, a query word brings in inflected forms 
 differs from its own and occurs in the index (`deploy` also asks for the stem of `deployment`).
 This is done where porter made an `-i` stem (the y -> i rule that splits these families).
 
+Compounds match written together or apart: a query word that splits into two indexed words also
+asks for them as a phrase (`bluegreen` -> "blue green", which also matches `blue-green`), and
+two neighbouring query words whose joined form is indexed ask for it (`blue green` ->
+`bluegreen`).
+
 A term in nearly every chunk costs far more to rank than a rare one and, with an IDF near zero,
 barely moves the ranking, so such terms are left out when the query has rarer ones. When every
 word is common, chunks whose title, section or symbol hold them all are tried first.
+
+The stage returns candidates (chunk id and BM25 score) without snippets: the search ranks and
+groups them, then asks `snippets` for the excerpts of the few it shows.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import math
 import sqlite3
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
 from index.schema import TOKENIZER
-from index.scope import CHUNKS, corpus_filter
+from index.scope import CHUNKS
 from index.text import fts_string, query_words
 
 # bm25() column weights: title, section, symbol, body, identifier parts.
@@ -32,11 +43,15 @@ _SUFFIXES = ("s", "es", "ed", "ing", "ment", "ments", "er", "ers", "ion", "ions"
 _FAMILY_MIN = 4  # shorter words have too many unrelated "inflections"
 
 
+_COMPOUND_MIN = 6  # a word shorter than this is not split
+_PART_MIN = 4  # nor into a part shorter than this
+_JOINED_MIN = 2  # chunks that must hold two words written together to count as a spelling
+
+
 @dataclass(frozen=True)
 class LexicalHit:
     chunk_id: int
     score: float  # higher is better
-    snippet: str
 
 
 _stem_lock = threading.Lock()
@@ -58,24 +73,28 @@ def stem(word: str) -> str:
     return row[0] if row else word
 
 
-def family(db: sqlite3.Connection, word: str) -> list[str]:
+def family(vocabulary: Vocabulary, word: str) -> list[str]:
     """Inflections of `word` whose stems differ from its own and occur in the index."""
     if len(word) < _FAMILY_MIN or not word.isalpha() or not stem(word).endswith("i"):
         return []
-    stems = {stem(word)}
-    forms = []
+    forms: dict[str, str] = {}  # stem -> the first form that makes it
     for suffix in _SUFFIXES:
-        form = word + suffix
-        form_stem = stem(form)
-        if form_stem in stems:
-            continue
-        stems.add(form_stem)
-        if db.execute("SELECT 1 FROM vocab_stemmed WHERE term = ?", (form_stem,)).fetchone():
-            forms.append(form)
-    return forms
+        forms.setdefault(stem(word + suffix), word + suffix)
+    forms.pop(stem(word), None)
+    counts = vocabulary.docs(list(forms))
+    return [form for form_stem, form in forms.items() if counts[form_stem]]
 
 
 COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
+
+
+@dataclass(frozen=True)
+class Term:
+    """A query word as the plan asks for it."""
+
+    word: str
+    forms: tuple[str, ...]  # the word, inflections with other stems, compound spellings
+    idf: float  # BM25's IDF of the word over chunks: what a match of it is worth
 
 
 @dataclass(frozen=True)
@@ -83,72 +102,183 @@ class QueryPlan:
     expression: str  # the FTS5 MATCH expression
     # Every word is common: first try chunks whose title, section or symbol hold them all.
     headline_first: str | None = None
+    terms: tuple[Term, ...] = ()  # every word, common ones too
+
+    @property
+    def every_word(self) -> str:
+        """An expression for every word: a document's title and path are short, so no word is
+        too common to look for there."""
+        return " OR ".join(dict.fromkeys(fts_string(f) for t in self.terms for f in t.forms))
 
 
-def _document_frequency(db: sqlite3.Connection, word: str) -> int | None:
+class Vocabulary:
+    """How many chunks hold each stemmed term, as fts5vocab counts them, remembered while the
+    index is unchanged: fts5vocab counts by walking the term's whole list, so a common term
+    costs about a millisecond per look-up, and a long-lived reader (the MCP server) asks for
+    the same terms again and again."""
+
+    MAX_TERMS = 65_536
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self._seen: tuple[int, int] | None = None
+        self._docs: dict[str, int] = {}
+
+    def refresh(self) -> None:
+        """Forget the counts if the index changed (another connection committed, or this one)."""
+        seen = (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+        if seen != self._seen or len(self._docs) > self.MAX_TERMS:
+            self._seen, self._docs = seen, {}
+
+    def docs(self, terms: list[str]) -> dict[str, int]:
+        """Chunks holding each term (0: not in the index)."""
+        wanted = sorted({t for t in terms if t not in self._docs})
+        if wanted:
+            # A list of values, not a subquery: fts5vocab looks each term up, never scans.
+            found = dict(
+                self.db.execute(
+                    "SELECT term, doc FROM vocab_stemmed WHERE term IN "
+                    f"({', '.join('?' for _ in wanted)})",
+                    wanted,
+                ).fetchall()
+            )
+            self._docs.update((t, int(found.get(t, 0))) for t in wanted)
+        return {t: self._docs[t] for t in terms}
+
+
+def _document_frequency(vocabulary: Vocabulary, word: str) -> int | None:
     if not word.isalnum():
         return None  # several tokens (`aws_eks_cluster`): a phrase, never dropped
-    row = db.execute("SELECT doc FROM vocab_stemmed WHERE term = ?", (stem(word),)).fetchone()
-    return int(row[0]) if row else 0
+    return vocabulary.docs([stem(word)])[stem(word)]
 
 
-def plan(db: sqlite3.Connection, query: str) -> QueryPlan | None:
-    """How to run a user's query, or None when it has no words."""
+def idf(chunks: int, frequency: int) -> float:
+    """BM25's inverse document frequency as FTS5 computes it (never below a tiny positive)."""
+    return max(math.log((chunks - frequency + 0.5) / (frequency + 0.5)), 1e-6)
+
+
+def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> dict[str, list[str]]:
+    """For each query word, the other spellings of it as a compound that occur in the index: a
+    word the index lacks (`unknown`) split into two indexed words, as a phrase (`bluegreen` ->
+    `blue green`, which also matches `blue-green`), and its join with the next query word
+    (`blue` + `green` -> `bluegreen`). Only unknown words are split: a known one is spelled as
+    the pages spell it, and splitting it finds accidents (`treatment` -> `treat ment`)."""
+    splits: dict[str, list[tuple[str, str]]] = {}
+    joins: list[tuple[str, str]] = []
+    for word in words:
+        if word in unknown and word.isalpha() and len(word) >= _COMPOUND_MIN:
+            cuts = range(_PART_MIN, len(word) - _PART_MIN + 1)
+            splits[word] = [(word[:i], word[i:]) for i in cuts]
+    for word, after in itertools.pairwise(words):
+        if word.isalpha() and after.isalpha() and min(len(word), len(after)) >= _PART_MIN:
+            joins.append((word, after))
+    wanted = sorted(
+        {stem(part) for pairs in splits.values() for pair in pairs for part in pair}
+        | {stem(word + after) for word, after in joins}
+    )
+    if not wanted:
+        return {}
+    counts = vocabulary.docs(wanted)
+    indexed = {term for term, n in counts.items() if n}
+    # A joined spelling found in a single chunk is an accident (a hashtag, a typo), not the
+    # way the pages write it.
+    spelled = {term for term, n in counts.items() if n >= _JOINED_MIN}
+    out: dict[str, list[str]] = {}
+    for word, pairs in splits.items():
+        for left, right in pairs:
+            if stem(left) in indexed and stem(right) in indexed:
+                out.setdefault(word, []).append(f"{left} {right}")
+    for word, after in joins:
+        if stem(word + after) in spelled:  # a spelling of both words
+            out.setdefault(word, []).append(word + after)
+            out.setdefault(after, []).append(word + after)
+    return out
+
+
+def plan(
+    db: sqlite3.Connection, query: str, vocabulary: Vocabulary | None = None
+) -> QueryPlan | None:
+    """How to run a user's query, or None when it has no words. `vocabulary`: counts kept from
+    earlier queries on the same connection, if any."""
     words = query_words(query)
     if not words:
         return None
+    if vocabulary is None:
+        vocabulary = Vocabulary(db)
+    vocabulary.refresh()
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
-    frequency = {w: _document_frequency(db, w) for w in words}
+    frequency = {w: _document_frequency(vocabulary, w) for w in words}
     rare = [w for w in words if (frequency[w] or 0) <= COMMON_SHARE * chunks]
-    terms: list[str] = []
-    for word in rare or words:
-        terms.append(fts_string(word))
-        terms.extend(fts_string(form) for form in family(db, word))
+    spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
+    terms = tuple(
+        Term(word, tuple(dict.fromkeys([word, *family(vocabulary, word),
+                                        *spellings.get(word, ())])),
+             idf(chunks, frequency[word] or 0))
+        for word in words
+    )  # fmt: skip
     headline = None
     if not rare:
         together = " AND ".join(fts_string(w) for w in words)
         headline = f"{{title section symbol}} : ({together})"
-    return QueryPlan(" OR ".join(terms), headline)
+    expression = " OR ".join(
+        dict.fromkeys(fts_string(f) for t in terms if t.word in (rare or words) for f in t.forms)
+    )
+    return QueryPlan(expression, headline, terms)
 
 
 def lexical(
     db: sqlite3.Connection,
-    query: str,
+    planned: QueryPlan,
     *,
-    top_k: int,
-    corpus: str | None = None,
-    snippets: bool = True,
-) -> list[LexicalHit]:
-    planned = plan(db, query)
-    if planned is None:
-        return []
+    depth: int,
+    enough: int,
+    scope: tuple[str, list[object]] = ("", []),
+) -> tuple[list[LexicalHit], str]:
+    """The best `depth` chunks by BM25 within `scope` (a `scope_filter`), and the expression
+    that found them (for `snippets`). When every word is common the headline expression is
+    used if it finds at least `enough` chunks."""
     if planned.headline_first:
-        hits = _rank(db, planned.headline_first, top_k, corpus, snippets)
-        if len(hits) >= top_k:
-            return hits
-    return _rank(db, planned.expression, top_k, corpus, snippets)
+        hits = _rank(db, planned.headline_first, depth, scope)
+        if len(hits) >= enough:
+            return hits, planned.headline_first
+    return _rank(db, planned.expression, depth, scope), planned.expression
 
 
-def rank_query(db: sqlite3.Connection, corpus: str | None, snippets: bool) -> tuple[str, list]:
-    """The ranking SQL (parameters: the MATCH expression, the corpus's, then the limit)."""
+def rank_query(in_scope: str) -> str:
+    """The ranking SQL (parameters: the MATCH expression, the scope's, then the limit)."""
     weights = ", ".join(str(w) for w in WEIGHTS)
-    in_corpus, corpus_params = corpus_filter(db, corpus)
-    if in_corpus:
+    if in_scope:
         # `+f.rowid`: a bare rowid would be handed to FTS5 as a constraint, which then runs the
-        # MATCH once per chunk of the corpus (seconds on a large one) instead of filtering.
-        in_corpus = f"AND +f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_corpus})"
-    snippet = "snippet(chunks_fts, 3, '', '', ' … ', 24)" if snippets else "''"
-    sql = (
-        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score, {snippet} "
-        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {in_corpus} "
+        # MATCH once per chunk of the scope (seconds on a large one) instead of filtering.
+        in_scope = f"AND +f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_scope})"
+    return (
+        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score "
+        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {in_scope} "
         f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
     )
-    return sql, corpus_params
 
 
 def _rank(
-    db: sqlite3.Connection, expression: str, top_k: int, corpus: str | None, snippets: bool
+    db: sqlite3.Connection, expression: str, depth: int, scope: tuple[str, list[object]]
 ) -> list[LexicalHit]:
-    sql, corpus_params = rank_query(db, corpus, snippets)
-    rows = db.execute(sql, [expression, *corpus_params, top_k]).fetchall()
-    return [LexicalHit(int(r[0]), float(r[1]), r[2] or "") for r in rows]
+    in_scope, params = scope
+    rows = db.execute(rank_query(in_scope), [expression, *params, depth]).fetchall()
+    return [LexicalHit(int(r[0]), float(r[1])) for r in rows]
+
+
+SNIPPET = "snippet(chunks_fts, 3, '', '', ' … ', 24)"
+
+
+def snippets(db: sqlite3.Connection, expression: str, chunk_ids: list[int]) -> dict[int, str]:
+    """A matching excerpt of each of these chunks that matches `expression`.
+
+    Asked for the few hits shown, after ranking: FTS5 seeks each id (a bare rowid constraint),
+    cheaper than excerpting every candidate in the ranking query."""
+    if not chunk_ids:
+        return {}
+    rows = db.execute(
+        f"SELECT f.rowid, {SNIPPET} FROM chunks_fts f WHERE chunks_fts MATCH ? "
+        "AND f.rowid IN (SELECT value FROM json_each(?))",
+        (expression, json.dumps(chunk_ids)),
+    )
+    return {int(chunk_id): text or "" for chunk_id, text in rows}

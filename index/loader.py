@@ -44,6 +44,7 @@ from flatten.record import (
     native_head,
     read_mark,
 )
+from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store
 from index.text import identifier_parts
@@ -402,6 +403,7 @@ def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
         "INSERT INTO chunks_exact (chunks_exact, rowid, body) VALUES ('delete', ?, ?)", rows
     )
     db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r[0],) for r in rows])
+    db.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
     db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
@@ -434,7 +436,7 @@ class _BatchWriter:
             (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
              first.kind, first.lang, first.url, first.provenance.repo_url, first.provenance.commit,
              first.provenance.ref, first.repo_path, first.dirty,
-             len(chunks), sum(len(c.content) for c in chunks), now)
+             len(chunks), sum(len(c.content) for c in chunks), now, locale_of(source))
         )  # fmt: skip
         for chunk in chunks:
             chunk_id = self.next_chunk
@@ -459,9 +461,13 @@ class _BatchWriter:
         db = self.db
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
-            "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "
+            "locale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             documents,
+        )
+        db.executemany(
+            "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
+            [(d[0], *document_fields(d[2], d[5])) for d in documents],
         )
         db.executemany(
             "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "

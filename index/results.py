@@ -81,6 +81,21 @@ def origin_of(row: Mapping[str, Any]) -> Origin:
 
 _OPTIONAL = json_field(omit_none=True)
 _INTERNAL = json_field(skip=True)
+_FIGURE = json_field(digits=4)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How a hit's score was made, for --explain: `score` = (`slice_score` + `field_weight` *
+    `field_score`) * `prior_weight` * the corpus's weight."""
+
+    stage: str  # what `slice_score` is: bm25 (lexical), rrf (hybrid), cosine (vector)
+    slice_score: float = field(metadata=_FIGURE)
+    field_score: float = field(metadata=_FIGURE)  # BM25 of the query over the page's title+path
+    field_weight: float
+    prior: str | None = field(default=None, metadata=_OPTIONAL)  # the kind of page its path is
+    prior_weight: float = 1.0  # the prior's factor; 1.0 with none, or when the query asks
+    asked: bool = False  # the query asks for this kind of page, so its prior is lifted
 
 
 @dataclass
@@ -100,6 +115,11 @@ class Hit(Located):
     vector_rank: int | None = field(default=None, metadata=_OPTIONAL)
     fused: float | None = field(default=None, metadata=json_field(omit_none=True, digits=6))
     text: str | None = field(default=None, metadata=_OPTIONAL)
+    # Grouped results (the default): how many other slices of the same document match and are
+    # not shown, and the anchors of those that have one (in document order).
+    other_matches: int | None = field(default=None, metadata=_OPTIONAL)
+    other_anchors: list[str] | None = field(default=None, metadata=_OPTIONAL)
+    ranking: Ranking | None = field(default=None, metadata=_OPTIONAL)  # with explain
     chunk_id: int = field(default=0, metadata=_INTERNAL)  # the store's row id, never shown
     embed_key: str | None = field(default=None, metadata=_INTERNAL)  # its vector's key
 

@@ -152,11 +152,41 @@ def m004_document_template(db: sqlite3.Connection) -> None:
     )
 
 
+def m005_document_fields(db: sqlite3.Connection) -> None:
+    """What a document says about itself, apart from its slices: its title and the words of its
+    path in `documents_fts` (rowid = `documents.id`), which the search scores beside the best
+    slice's BM25 so a query naming the page's subject finds the page; and the language of a
+    document in a translated tree (`documents.locale`, `docs/ja/...`: see
+    `index.paths.locale_of`), NULL for unmarked documents, indexed only where set (most stores
+    have none, and a search asks that first). Both are filled in for the documents a store
+    already has."""
+    from index.paths import document_fields, locale_of  # shared with the loader
+
+    _run(
+        db,
+        f"""
+        ALTER TABLE documents ADD COLUMN locale TEXT;
+        CREATE INDEX documents_locale ON documents(locale) WHERE locale IS NOT NULL;
+        CREATE VIRTUAL TABLE documents_fts USING fts5(title, path, tokenize = '{TOKENIZER}')
+        """,
+    )
+    rows = db.execute("SELECT id, source, title FROM documents").fetchall()
+    db.executemany(
+        "UPDATE documents SET locale = ? WHERE id = ?",
+        [(tag, doc_id) for doc_id, source, _ in rows if (tag := locale_of(source)) is not None],
+    )
+    db.executemany(
+        "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
+        [(doc_id, *document_fields(source, title)) for doc_id, source, title in rows],
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
     ("m003_repo_paths", m003_repo_paths),
     ("m004_document_template", m004_document_template),
+    ("m005_document_fields", m005_document_fields),
 ]
 
 # How a reader (a read-only connection, which cannot migrate) reads a store that lacks a

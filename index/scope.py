@@ -1,19 +1,38 @@
-"""Where a query looks: the join from a slice to its document and corpus, and the corpus filter,
-written once for every query module.
+"""Where a query looks: the join from a slice to its document and corpus, and the filters (corpus,
+path prefixes, kinds, language of a translated tree), written once for every query module.
 
-Aliases: `c` chunks, `d` documents, `k` corpora. A corpus that does not exist is an error naming
-the ones that do: an empty answer would read as "searched, nothing there".
+Aliases: `c` chunks, `d` documents, `k` corpora. A corpus or kind that does not exist is an
+error naming the ones that do: an empty answer would read as "searched, nothing there".
+
+Language: documents of a translated tree carry the language their path names (`docs/ja/...`,
+`i18n/fr/...`: see `index.paths.locale_of`); unmarked documents (README, CHANGELOG, the source
+language of an `i18n/` layout) have none and are always in scope. By default a query looks at
+the language the corpus has most documents in (unmarked documents counted as one language), so
+translations do not fill the list beside the page they translate; `lang="all"` looks at every
+language.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 from index.errors import QueryError
 
 DOCUMENTS = "documents d JOIN corpora k ON k.id = d.corpus_id"
 CHUNKS = "chunks c JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id"
 NAMED_CORPORA = 20  # an unknown-corpus error lists at most this many
+ALL_LANGUAGES = "all"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which documents a query looks at. Empty tuples: no filter of that kind."""
+
+    corpus: str | None = None  # only this corpus; None: all of them
+    paths: tuple[str, ...] = ()  # sources starting with one of these (literally)
+    kinds: tuple[str, ...] = ()  # documents of one of these kinds (markdown, code, yaml, ...)
+    lang: str | None = None  # None: the corpus's main language; "all": every language
 
 
 def corpus_filter(db: sqlite3.Connection, corpus: str | None) -> tuple[str, list[object]]:
@@ -31,3 +50,65 @@ def corpus_filter(db: sqlite3.Connection, corpus: str | None) -> tuple[str, list
         raise QueryError(f"no corpus '{corpus[:200]}' in the index ({there})",
                          reason="unknown-corpus", value=corpus)  # fmt: skip
     return "AND k.name = ?", [corpus]
+
+
+def scope_filter(db: sqlite3.Connection, scope: Scope) -> tuple[str, list[object]]:
+    """`AND ...` over `d` and `k` and its parameters: nothing when the scope is everything.
+
+    `QueryError` for an unknown corpus (`unknown-corpus`) or kind (`unknown-kind`)."""
+    sql, params = corpus_filter(db, scope.corpus)
+    if scope.paths:
+        # A prefix as a range, not LIKE: no wildcard in a path can widen it, and it is exact.
+        ranges = " OR ".join("(d.source >= ? AND d.source < ?)" for _ in scope.paths)
+        sql += f" AND ({ranges})"
+        for prefix in scope.paths:
+            params += [prefix, prefix + "\U0010ffff"]
+    if scope.kinds:
+        _check_kinds(db, scope.kinds)
+        sql += f" AND d.kind IN ({', '.join('?' for _ in scope.kinds)})"
+        params += list(scope.kinds)
+    lang = language(db, scope)
+    if lang == "":
+        sql += " AND d.locale IS NULL"
+    elif lang is not None:
+        sql += " AND (d.locale IS NULL OR d.locale = ?)"
+        params.append(lang)
+    return sql, params
+
+
+def language(db: sqlite3.Connection, scope: Scope) -> str | None:
+    """The language a scope looks at: a tag, "" for the unmarked documents only, or None for no
+    language filter (every language asked, or no document of the index is marked)."""
+    if scope.lang == ALL_LANGUAGES:
+        return None
+    if scope.lang:
+        return _known_language(db, scope.lang.lower().replace("_", "-"))
+    if db.execute("SELECT 1 FROM documents WHERE locale IS NOT NULL LIMIT 1").fetchone() is None:
+        return None  # the usual case, answered by the partial index at once
+    in_corpus, params = corpus_filter(db, scope.corpus)
+    counts = db.execute(
+        f"SELECT coalesce(d.locale, ''), count(*) AS n FROM {DOCUMENTS} WHERE 1 {in_corpus} "
+        "GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1",
+        params,
+    ).fetchone()
+    return counts[0] if counts else None
+
+
+def _known_language(db: sqlite3.Connection, lang: str) -> str:
+    if db.execute("SELECT 1 FROM documents WHERE locale = ? LIMIT 1", (lang,)).fetchone():
+        return lang
+    known = [t for (t,) in db.execute("SELECT DISTINCT locale FROM documents WHERE locale "
+                                      "IS NOT NULL ORDER BY 1")]  # fmt: skip
+    there = f"languages: {', '.join(known)}" if known else "no document is in a translated tree"
+    raise QueryError(f"no document in language '{lang[:200]}' in the index ({there}; "
+                     f"'{ALL_LANGUAGES}' for every language)", reason="unknown-lang",
+                     value=lang)  # fmt: skip
+
+
+def _check_kinds(db: sqlite3.Connection, kinds: tuple[str, ...]) -> None:
+    known = [k for (k,) in db.execute("SELECT DISTINCT kind FROM documents WHERE kind IS NOT NULL")]
+    unknown = [k for k in kinds if k not in known]
+    if unknown:
+        there = ", ".join(sorted(known)) or "none yet"
+        raise QueryError(f"no document of kind '{unknown[0][:200]}' in the index (kinds: {there})",
+                         reason="unknown-kind", value=unknown[0])  # fmt: skip

@@ -1,7 +1,9 @@
 """Search: named stages composed by one function.
 
 The lexical stage (FTS5 BM25) always runs; with embeddings configured the vector stage runs too
-and the two rankings are fused by reciprocal rank fusion. When the vector stage cannot run (the
+and the two rankings are fused by reciprocal rank fusion. The document stage (index.ranking)
+then scores the slices as the pages they belong to and, by default, keeps one hit per page.
+When the vector stage cannot run (the
 server is down, the index has no vectors yet) a hybrid search degrades to lexical and its
 `TierUsed` says why; only a search forced to the vector tier fails instead.
 """
@@ -10,13 +12,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from index.citations import CitationRule
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
-from index.lexical import lexical
+from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
+from index.ranking import CANDIDATES, Scored, group
+from index.ranking import others as others_of
+from index.ranking import score as score_pages
 from index.results import (
     LOCATED_COLUMNS,
     NO_EMBEDDINGS,
@@ -27,7 +33,7 @@ from index.results import (
     TierUsed,
     located_fields,
 )
-from index.scope import CHUNKS, corpus_filter
+from index.scope import CHUNKS, Scope, scope_filter
 from index.store import Store
 from index.vectors.client import EmbeddingError
 
@@ -39,12 +45,17 @@ if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
 RERANKERS = ("mmr",)
 FUSION_DEPTH = 50  # each stage contributes at least this many candidates to the fusion
 SNIPPET_CHARS = 240
+OTHER_ANCHORS = 10  # a grouped hit lists at most this many anchors of its other matches
 
 
 @dataclass(frozen=True)
 class SearchOptions:
     """How to search. `tier` forces one of `Tier` (default: hybrid when vectors are given, else
-    lexical); `rerank="mmr"` spreads near-duplicates out of the top results."""
+    lexical); `rerank="mmr"` spreads near-duplicates out of the top results.
+
+    Results are pages: at most `per_doc` hits from one document (None: the raw list of slices).
+    `paths`, `kinds` and `lang` narrow where to look (see `index.scope.Scope`); `explain` fills
+    each hit's `ranking`."""
 
     top_k: int = 10
     corpus: str | None = None  # only this corpus; None: all of them
@@ -53,6 +64,15 @@ class SearchOptions:
     tier: Tier | str | None = None
     rrf_k: int = RRF_K
     rerank: str | None = None
+    per_doc: int | None = 1
+    paths: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    lang: str | None = None
+    explain: bool = False
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.corpus, tuple(self.paths), tuple(self.kinds), self.lang)
 
 
 def search_mode(tier: Tier | str | None, rerank: str | None, has_vectors: bool) -> Tier:
@@ -85,11 +105,15 @@ def search(
     """Ranked hits for `query`: hybrid when `vectors` is given, else lexical."""
     options = options or SearchOptions()
     mode = search_mode(options.tier, options.rerank, vectors is not None)
-    corpus_filter(store.db, options.corpus)  # an unknown corpus fails before any work
+    if options.per_doc is not None and options.per_doc < 1:
+        raise QueryError("per_doc must be at least 1 (None: every slice)", reason="bad-per-doc",
+                         value=options.per_doc)  # fmt: skip
+    scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
+    planned = plan(store.db, query, _vocabulary(store))
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
         return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why),
-                              _lexical_only(store, query, options))  # fmt: skip
+                              _lexical_only(store, query, planned, scope, options))  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
     depth = max(options.top_k, FUSION_DEPTH)
@@ -100,52 +124,149 @@ def search(
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
-        return SearchResponse(query, used, _lexical_only(store, query, options))
+        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options))
+    near = _in_scope(store, near, scope)
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_hits = lexical(store.db, query, top_k=depth, corpus=options.corpus,
-                           snippets=options.snippets)  # fmt: skip
-    results = _fused(store, query_vector, vectors, lexical_hits, near, options,
-                     vector_only=mode == Tier.VECTOR)  # fmt: skip
-    if options.rerank == "mmr":
-        results = _diversified(vectors, results, options.top_k)
+    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
+    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
+                     expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
-    return SearchResponse(query, used, results[: options.top_k])
+    return SearchResponse(query, used, results)
 
 
-def _lexical_only(store: Store, query: str, options: SearchOptions) -> list[Hit]:
-    hits = lexical(store.db, query, top_k=options.top_k, corpus=options.corpus,
-                   snippets=options.snippets)  # fmt: skip
-    results = describe(store, [(h.chunk_id, h.score, h.snippet) for h in hits], options)
-    results.sort(key=lambda r: -r.score)
-    return results[: options.top_k]
+_VOCABULARIES: weakref.WeakKeyDictionary[Store, Vocabulary] = weakref.WeakKeyDictionary()
+
+
+def _vocabulary(store: Store) -> Vocabulary:
+    """The store's remembered term counts (see `index.lexical.Vocabulary`)."""
+    vocabulary = _VOCABULARIES.get(store)
+    if vocabulary is None or vocabulary.db is not store.db:
+        vocabulary = _VOCABULARIES[store] = Vocabulary(store.db)
+    return vocabulary
+
+
+def _lexical_ranked(
+    store: Store,
+    query: str,
+    planned: QueryPlan | None,
+    scope: tuple[str, list[object]],
+    enough: int,
+) -> tuple[list[Scored], str | None]:
+    """The lexical stage's candidates scored as pages, and the expression that found them."""
+    if planned is None:
+        return [], None
+    hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
+                               enough=enough, scope=scope)  # fmt: skip
+    stage = [(h.chunk_id, h.score) for h in hits]
+    return score_pages(store.db, stage, query, planned), expression
+
+
+def _lexical_only(
+    store: Store,
+    query: str,
+    planned: QueryPlan | None,
+    scope: tuple[str, list[object]],
+    options: SearchOptions,
+) -> list[Hit]:
+    scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
+    chosen = group(scored, options.top_k, options.per_doc)
+    return _shown(store, scored, chosen, expression, options)
+
+
+def _in_scope(
+    store: Store, near: list[tuple[int, float]], scope: tuple[str, list[object]]
+) -> list[tuple[int, float]]:
+    """The vector stage's hits within the scope (it filters by corpus only)."""
+    in_scope, params = scope
+    if not in_scope or not near:
+        return near
+    kept = {
+        chunk_id
+        for (chunk_id,) in store.db.execute(
+            f"SELECT c.id FROM {CHUNKS} WHERE c.id IN (SELECT value FROM json_each(?)) {in_scope}",
+            [json.dumps([c for c, _ in near]), *params],
+        )
+    }
+    return [(c, similarity) for c, similarity in near if c in kept]
+
+
+def _shown(
+    store: Store,
+    scored: list[Scored],
+    chosen: list[Scored],
+    expression: str | None,
+    options: SearchOptions,
+) -> list[Hit]:
+    """The chosen slices as hits: located and cited, with their snippets, and (grouped) the
+    other candidate slices of their documents."""
+    results = describe(store, [(s.chunk_id, s.score) for s in chosen], options)
+    by_chunk = {s.chunk_id: s for s in chosen}
+    found: dict[int, str] = {}
+    if options.snippets:
+        if expression is not None:
+            found = snippets(store.db, expression, [r.chunk_id for r in results])
+        # A hit that matched no word: the start of its text.
+        openings = chunk_texts(store, [r.chunk_id for r in results if not found.get(r.chunk_id)],
+                               SNIPPET_CHARS)  # fmt: skip
+        found.update((c, text + " …") for c, text in openings.items())
+    others = others_of(scored, chosen) if options.per_doc is not None else {}
+    anchors = _anchors(store, [c for ids in others.values() for c in ids])
+    for result in results:
+        item = by_chunk[result.chunk_id]
+        if options.snippets:
+            result.snippet = " ".join(found.get(result.chunk_id, "").split())
+        if options.per_doc is not None:
+            other = others.get(item.document_id, [])
+            listed = dict.fromkeys(a for c in other if (a := anchors.get(c)))
+            result.other_matches = len(other)
+            result.other_anchors = list(listed)[:OTHER_ANCHORS]
+        if options.explain:
+            result.ranking = item.ranking
+    return results
+
+
+def _anchors(store: Store, chunk_ids: list[int]) -> dict[int, str]:
+    if not chunk_ids:
+        return {}
+    rows = store.db.execute(
+        "SELECT id, anchor FROM chunks WHERE anchor IS NOT NULL AND id IN "
+        "(SELECT value FROM json_each(?)) ORDER BY id",
+        (json.dumps(chunk_ids),),
+    )
+    return dict(rows.fetchall())
 
 
 def _fused(
     store: Store,
+    query: str,
     query_vector: np.ndarray,
     vectors: VectorTier,
-    lexical_hits: list[Any],
+    lexical_ranked: list[Scored],
     near: list[tuple[int, float]],
+    expression: str | None,
     options: SearchOptions,
     *,
     vector_only: bool,
 ) -> list[Hit]:
-    lexical_ids = [h.chunk_id for h in lexical_hits]
+    lexical_ids = [s.chunk_id for s in lexical_ranked]
     vector_ids = [chunk_id for chunk_id, _ in near]
     if vector_only:
         fused = [(chunk_id, similarity) for chunk_id, similarity in near]
     else:
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
-    snippet_of = {h.chunk_id: h.snippet for h in lexical_hits}
-    if options.snippets:  # a hit that matched no word: the start of its text
-        openings = chunk_texts(store, [c for c, _ in fused if c not in snippet_of], SNIPPET_CHARS)
-        snippet_of.update((c, text + " …") for c, text in openings.items())
+    # The fused ranking holds the lexical field scores already: only the priors again.
+    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf")
+    if options.rerank == "mmr":
+        grouped = group(scored, len(scored), options.per_doc)
+        chosen = _diversified(store, vectors, grouped, options.top_k)
+    else:
+        chosen = group(scored, options.top_k, options.per_doc)
+    results = _shown(store, scored, chosen, expression, options)
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
     similarity = dict(near)
     matrix = vectors.matrix()
-    results = describe(store, [(c, score, snippet_of.get(c, "")) for c, score in fused], options)
     fused_score = dict(fused)
     for result in results:
         chunk_id = result.chunk_id
@@ -157,21 +278,28 @@ def _fused(
         result.lexical_rank = lexical_rank.get(chunk_id)
         result.vector_rank = vector_rank.get(chunk_id)
         result.fused = None if vector_only else fused_score[chunk_id]
-    results.sort(key=lambda r: -r.score)
     return results
 
 
-def _diversified(vectors: VectorTier, results: list[Hit], top_k: int) -> list[Hit]:
+def _diversified(
+    store: Store, vectors: VectorTier, scored: list[Scored], top_k: int
+) -> list[Scored]:
     import numpy as np
 
     matrix = vectors.matrix()
-    rows = np.zeros((len(results), matrix.dimension), dtype=np.float32)
-    for i, result in enumerate(results):
-        row = matrix.row_of.get(result.embed_key or "")
+    keys = dict(
+        store.db.execute(
+            "SELECT id, embed_key FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps([s.chunk_id for s in scored]),),
+        ).fetchall()
+    )
+    rows = np.zeros((len(scored), matrix.dimension), dtype=np.float32)
+    for i, item in enumerate(scored):
+        row = matrix.row_of.get(keys.get(item.chunk_id) or "")
         if row is not None:
             rows[i] = matrix.vectors[row]
-    order = mmr([r.score for r in results], rows, top_k)
-    return [results[i] for i in order]
+    order = mmr([s.score for s in scored], rows, top_k)
+    return [scored[i] for i in order]
 
 
 def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) -> dict[int, str]:
@@ -186,8 +314,8 @@ def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) ->
     return dict(rows.fetchall())
 
 
-def describe(store: Store, hits: list[tuple[int, float, str]], options: SearchOptions) -> list[Hit]:
-    """Hits for (chunk id, score, snippet), with document, corpus (weight applied), citation."""
+def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions) -> list[Hit]:
+    """Hits for (chunk id, score), in that order, with document, corpus and citation."""
     if not hits:
         return []
     cursor = store.db.cursor()
@@ -195,22 +323,21 @@ def describe(store: Store, hits: list[tuple[int, float, str]], options: SearchOp
     rows = {
         row["chunk_id"]: row
         for row in cursor.execute(
-            f"SELECT c.id AS chunk_id, {LOCATED_COLUMNS}, k.weight AS weight, c.symbol AS symbol, "
+            f"SELECT c.id AS chunk_id, {LOCATED_COLUMNS}, c.symbol AS symbol, "
             f"c.kind AS kind, c.embed_key AS embed_key FROM {CHUNKS} "
             "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps([h[0] for h in hits]),),
         )
     }
     results = []
-    for chunk_id, score, snippet in hits:
+    for chunk_id, score in hits:
         row = rows.get(chunk_id)
         if row is None:
             continue
         results.append(
             Hit(
                 **located_fields(options.rules, row),
-                score=score * row["weight"],
-                snippet=" ".join(snippet.split()) if options.snippets else None,
+                score=score,
                 symbol=row["symbol"],
                 kind=row["kind"],
                 chunk_id=chunk_id,

@@ -99,7 +99,7 @@ BAD_ARGUMENTS = [
     ("knowledge_search", {"top_k": 3},
      "knowledge_search needs query: what to look for, in words or as a question."),
     ("knowledge_search", {"query": "docker", "topk": 10},
-     "knowledge_search has no argument topk; it takes query, top_k, corpus."),
+     "knowledge_search has no argument topk; it takes query, top_k, corpus, per_doc, path, kind, lang."),
     ("knowledge_search", {"query": "docker", "corpus": 5, "top_k": -1},
      "top_k must be a whole number from 1 to 20, not -1. corpus must be a string or null, "
      "not 5."),
@@ -114,7 +114,10 @@ BAD_ARGUMENTS = [
 LENIENT_ARGUMENTS = [
     ("knowledge_search", {"query": "install with docker", "top_k": 3}),
     ("knowledge_search", {"query": "the", "top_k": 50}),  # lowered to 20, and said so
-    ("knowledge_search", {"query": "install with docker", "top_k": None, "corpus": None}),
+    (
+        "knowledge_search",
+        {"query": "the", "top_k": None, "corpus": None},
+    ),  # many pages: the default 5
     ("knowledge_toc", {"prefix": None}),  # null for an optional argument: its default
 ]
 
@@ -228,7 +231,7 @@ def test_empty_results_and_absent_words_are_said_explicitly(knowledge):
 
 
 def test_secrets_and_control_sequences_are_stripped_and_output_is_capped(knowledge):
-    hostile = knowledge.search("pipeline token probes", corpus="notes")
+    hostile = knowledge.search("pipeline token probes", corpus="notes", per_doc=2)
     big = knowledge.search("bigword", 20)
     text = json.dumps(hostile)
     assert GITHUB_TOKEN not in text and "[REDACTED:github-token]" in text

@@ -268,10 +268,12 @@ def test_every_answer_of_every_tool_fits_the_cap(knowledge, tool, text, number, 
 
 def test_a_corpus_filter_does_not_run_the_match_once_per_chunk(store_dir):
     from index.lexical import rank_query
+    from index.scope import Scope, scope_filter
 
     with Store.open(store_dir, readonly=True) as opened:
-        sql, corpus_params = rank_query(opened.db, "notes", snippets=True)
-        plan = opened.db.execute("EXPLAIN QUERY PLAN " + sql, ['"zebra"', *corpus_params, 10])
+        in_scope, params = scope_filter(opened.db, Scope("notes", paths=("notes/",)))
+        sql = rank_query(in_scope)
+        plan = opened.db.execute("EXPLAIN QUERY PLAN " + sql, ['"zebra"', *params, 10])
         fts = [row[3] for row in plan if "VIRTUAL TABLE" in row[3]]
     # `INDEX 0:=M...` would mean a rowid lookup per corpus chunk, each running the MATCH.
     assert fts and all("=" not in step.split("INDEX", 1)[1] for step in fts), fts

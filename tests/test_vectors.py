@@ -262,7 +262,7 @@ def indexed(server, tmp_path):
 
 def test_hybrid_search_fuses_and_shows_similarity_and_keyword_match(server, indexed):
     base = ["--store", indexed, "--base-url", server, "--model", "hash-64"]
-    result = run_cli("search", "kafka consumer lag", "-k", "5", *base, "--json")
+    result = run_cli("search", "kafka consumer lag", "-k", "5", "--slices", *base, "--json")
     assert result.code == 0, result.stderr
     assert result.stderr.strip() == "tier: hybrid (FTS5 + vectors, RRF) - model=hash-64 dim=64"
     hits = json.loads(result.stdout)

@@ -52,7 +52,9 @@ _SEARCH = (
     "verbatim), `source` (the file as indexed, for "
     "knowledge_get or a file-reading tool), `corpus`, `title`, `section` (the heading path, a "
     "list), `startLine`/`endLine`, `score`, `text`, and `token` (an internal key: do not show it "
-    "to the user); on the hybrid tier also `similarity` and `keywordMatch`. `tier` says how the "
+    "to the user); on the hybrid tier also `similarity` and `keywordMatch`. Results are pages: "
+    "one hit per document (its best section) with `otherMatches` (how many other sections of "
+    "it match) and `otherAnchors`; per_doc raises the limit. `tier` says how the "
     "search ran: `name` (lexical, hybrid, vector), `degraded` and `reason`. status `no_results` "
     "means the search ran and nothing matched. A low-ranked or missing hit does not prove "
     "absence: use knowledge_enumerate. Only the first 32 words of a query are searched."
@@ -150,19 +152,54 @@ def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
     )
     read_only = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
+    Paths = Annotated[
+        list[str] | None,
+        Field(description="Only documents whose `source` starts with one of these prefixes."),
+    ]
+    Kinds = Annotated[
+        list[str] | None,
+        Field(description="Only documents of these kinds (markdown, code, yaml, terraform, "
+              "shell, text, html, ...)."),
+    ]  # fmt: skip
+    Lang = Annotated[
+        str | None,
+        Field(description="Translated docs (docs/<lang>/, i18n/<lang>/): only this language, "
+              "or `all`; omitted: the language most of the corpus is in."),
+    ]  # fmt: skip
+
     def knowledge_search(
         query: Query,
         top_k: TopK = 5,
         corpus: Corpus = None,
+        per_doc: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=MAX_TOP_K,
+                description="Hits per document at most (0: every matching slice, not grouped).",
+            ),
+        ] = 1,
+        path: Paths = None,
+        kind: Kinds = None,
+        lang: Lang = None,
     ) -> str:
-        return _json(knowledge.search(query, top_k, corpus))
+        return _json(
+            knowledge.search(
+                query, top_k, corpus, per_doc=per_doc or None, paths=path, kinds=kind, lang=lang
+            )
+        )
 
     def knowledge_enumerate(
         query: Annotated[str, Field(description="Words that must all appear; -word excludes.")],
         paths_only: Annotated[bool, Field(description="Only the paths, for long lists.")] = False,
         corpus: Corpus = None,
+        path: Paths = None,
+        kind: Kinds = None,
+        lang: Lang = None,
     ) -> str:
-        return _json(knowledge.enumerate(query, paths_only, corpus))
+        return _json(
+            knowledge.enumerate(query, paths_only, corpus, paths=path, kinds=kind, lang=lang)
+        )
 
     def knowledge_get(
         source: Annotated[str, Field(description="The document's `source`, as a hit gives it.")],

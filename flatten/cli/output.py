@@ -25,7 +25,7 @@ from index.text import clean, clean_json, one_line
 
 if TYPE_CHECKING:
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
-    from index.results import SearchResponse
+    from index.results import Ranking, SearchResponse
     from index.vectors.client import DoctorReport
 
 
@@ -102,16 +102,35 @@ def results(response: SearchResponse, explain: bool = False) -> None:
             similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
             vector = f" similarity={similarity} keyword={'yes' if r.keyword_match else 'no'}"
         say(f"{n}. {_f(r.token)}  {lines}  [{_f(r.corpus)}] score={r.score:.4g}{vector}")
-        if explain:
+        if explain and r.keyword_match is not None:
             say(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
-                f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} (sum of 1/(k+rank)), "
-                f"score {r.score:.6f} after the corpus weight")  # fmt: skip
+                f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} "
+                "(sum of 1/(k+rank))")  # fmt: skip
+        if explain and r.ranking:
+            say("   " + ranking_text(r.ranking))
         section = f"  ({_f(' > '.join(r.section))})" if r.section else ""
         say(f"   {_f(r.title)}{section}")
         if r.citation not in (r.token, r.source):  # a link, or the path with its lines
             say(f"   cite: {_f(r.citation)}")
         if r.snippet:
             say(f"   {_f(r.snippet)}")
+        if r.other_matches:
+            anchors = ", ".join(f"#{_f(a)}" for a in r.other_anchors or [])
+            say(
+                f"   +{r.other_matches} more in this document" + (f": {anchors}" if anchors else "")
+            )
+
+
+def ranking_text(ranking: Ranking) -> str:
+    """How a score was made, in one line (--explain)."""
+    prior = "no prior"
+    if ranking.prior:
+        state = "lifted: the query asks for it" if ranking.asked else f"x{ranking.prior_weight}"
+        prior = f"prior {ranking.prior} ({state})"
+    return (
+        f"explain: ({ranking.stage} {ranking.slice_score:.4f} + {ranking.field_weight:g} x "
+        f"title/path {ranking.field_score:.4f}) x {prior}, then x the corpus weight"
+    )
 
 
 def evaluation(summary: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from index.citations import CitationRule, parse_rules
 from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
+from index.scope import Scope
 from index.search import SearchOptions, search, search_mode
 from index.store import Store, store_flag
 from index.vectors.client import EmbeddingConfig, doctor
@@ -43,6 +44,23 @@ if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that
 T = TypeVar("T")
 
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
+PathPrefix = Annotated[
+    list[str] | None,
+    typer.Option("--path", metavar="PREFIX", show_default=False,
+                 help="Only sources starting with PREFIX (repeat for several)."),
+]  # fmt: skip
+Kind = Annotated[
+    list[str] | None,
+    typer.Option("--kind", metavar="KIND", show_default=False,
+                 help="Only documents of this kind: markdown, code, yaml, terraform, shell, "
+                 "text, html, ... (repeat for several)."),
+]  # fmt: skip
+Lang = Annotated[
+    str | None,
+    typer.Option("--lang", metavar="TAG|all", show_default=False,
+                 help="Translated trees (docs/<lang>/, i18n/<lang>/): only this language "
+                 "\\[default: the one the corpus has most of; all: every language]."),
+]  # fmt: skip
 
 
 def _rules(settings: dict[str, Any]) -> list[CitationRule]:
@@ -103,6 +121,15 @@ def search_command(
             help="mmr: keep near-duplicates out of the top results (needs vectors).",
         ),
     ] = None,
+    per_doc: Annotated[
+        int, typer.Option("--per-doc", min=1, metavar="N", help="Hits per document at most.")
+    ] = 1,
+    slices: Annotated[
+        bool, typer.Option("--slices", help="The raw list of slices, not grouped by document.")
+    ] = False,
+    path: PathPrefix = None,
+    kind: Kind = None,
+    lang: Lang = None,
     store_dir: StoreDir = None,
     config: Config = None,
     base_url: BaseUrl = None,
@@ -117,7 +144,9 @@ def search_command(
     rules = _rules(settings)
     embedding = embedding_config(settings, base_url, model, api_key_env)
     options = SearchOptions(top_k=top_k, corpus=corpus, rules=rules, tier=tier, rrf_k=rrf_k,
-                            rerank=rerank)  # fmt: skip
+                            rerank=rerank, per_doc=None if slices else per_doc,
+                            paths=tuple(path or ()), kinds=tuple(kind or ()), lang=lang,
+                            explain=explain)  # fmt: skip
     with Store.open(store_dir, readonly=True) as store:
         vectors = _vector_tier(store, embedding, tier, rerank)
         try:
@@ -227,8 +256,11 @@ def eval_command(
             vectors.prepare([q.text for q in questions if q.id in judged])
 
         def rank(text: str, depth: int) -> list[tuple[str, ...]]:
+            # Documents are ranked as search ranks its pages (what a user sees); slices need
+            # the raw list, or a document's other matching slices would never be ranked.
             options = SearchOptions(top_k=depth, corpus=corpus, snippets=False, tier=tier,
-                                    rrf_k=rrf_k)  # fmt: skip
+                                    rrf_k=rrf_k,
+                                    per_doc=None if group == "slice" else 1)  # fmt: skip
             found = search(store, text, options, vectors=vectors)
             if found.tier not in tiers:
                 tiers.append(found.tier)
@@ -273,11 +305,15 @@ def match_command(
     paths_only: Annotated[bool, typer.Option("--paths-only", help="Only the paths.")] = False,
     exact: Annotated[bool, typer.Option("--exact", help="Exact word forms only.")] = False,
     corpus: Corpus = None,
+    path: PathPrefix = None,
+    kind: Kind = None,
+    lang: Lang = None,
     store_dir: StoreDir = None,
     as_json: Json = False,
 ) -> None:
     """The complete list of documents containing the words (empty means: not there)."""
-    found = _read(store_dir, lambda s: documents.match(s, words, corpus=corpus, exact=exact))
+    scope = Scope(corpus, tuple(path or ()), tuple(kind or ()), lang)
+    found = _read(store_dir, lambda s: documents.match(s, words, scope=scope, exact=exact))
     if as_json:
         echo_json([d.source for d in found] if paths_only else found)
         return

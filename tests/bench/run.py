@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import crawl_bench
+import devset
 import index_bench
 import mcp_bench
 import real_repo
@@ -197,16 +198,54 @@ def print_crawl(crawled: crawl_bench.CrawlMeasurement) -> None:
     )
 
 
+def print_index(runs: list[index_bench.IndexMeasurement]) -> None:
+    print()
+    print_table(
+        [("index", 12), ("slices", 8), ("load s", 7), ("slices/s", 9), ("reload s", 9),
+         ("reload %", 9), ("p50 ms", 7), ("p95 ms", 7)],
+        [("lexical", m.slices, m.load_seconds, m.slices_per_s, m.reload_seconds,
+          f"{m.reload_share * 100:.1f}%", m.p50_ms, m.p95_ms) for m in runs],
+    )  # fmt: skip
+
+
+def devset_scores() -> dict[str, devset.Score]:
+    """The httpx dev set flattened from the repository and crawled from the built site."""
+    scores = {}
+    if (devset.DEVSET / "questions.jsonl").exists():
+        scores["httpx repo --kind docs"] = devset.score(from_site=False)
+        if devset.SITE.is_dir():
+            scores["httpx site --url"] = devset.score(from_site=True)
+    return scores
+
+
+def print_devset(scores: dict[str, devset.Score]) -> None:
+    if not scores:
+        print("\ndev set: skipped (../shared/eval/httpx-docs is absent)")
+        return
+    print()
+    print_table(
+        [("dev set (lexical)", 24), ("questions", 10), (f"top {devset.CUTOFF}", 6), ("at 1", 5)],
+        [(name, s.questions, s.top, s.first) for name, s in scores.items()],
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
-    parser.add_argument("--only", choices=["crawl"], help="run one part alone (and write no JSON)")
+    parser.add_argument("--only", choices=["crawl", "index", "devset"],
+                        help="run one part alone (and write no JSON)")  # fmt: skip
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     if args.only == "crawl":
         print_crawl(crawl_bench.measure_crawl(work, timed))
+        return
+    if args.only == "index":
+        print_index([index_bench.measure_index(work, n) for n in (10_000, 100_000)])
+        return
+    if args.only == "devset":
+        print_devset(devset_scores())
         return
     runs = [
         ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),
@@ -248,13 +287,7 @@ def main() -> None:
     )  # fmt: skip
 
     index_runs = [index_bench.measure_index(work, n) for n in (10_000, 100_000)]
-    print()
-    print_table(
-        [("index", 12), ("slices", 8), ("load s", 7), ("slices/s", 9), ("reload s", 9),
-         ("reload %", 9), ("p50 ms", 7), ("p95 ms", 7)],
-        [("lexical", m.slices, m.load_seconds, m.slices_per_s, m.reload_seconds,
-          f"{m.reload_share * 100:.1f}%", m.p50_ms, m.p95_ms) for m in index_runs],
-    )  # fmt: skip
+    print_index(index_runs)
     hybrid_runs = [
         vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n))
         for n in (10_000, 100_000)
@@ -282,6 +315,8 @@ def main() -> None:
         )
     else:
         print("\nSciFact: skipped (../shared/eval/scifact is absent)")
+    devsets = devset_scores()
+    print_devset(devsets)
 
     machine = {
         "python": platform.python_version(),
@@ -302,6 +337,7 @@ def main() -> None:
                 "mcp": asdict(served),
                 "crawl": asdict(crawled),
                 "scifact": quality,
+                "devset": {name: asdict(score) for name, score in devsets.items()},
             },
             indent=2,
         )
