@@ -99,7 +99,8 @@ BAD_ARGUMENTS = [
     ("knowledge_search", {"top_k": 3},
      "knowledge_search needs query: what to look for, in words or as a question."),
     ("knowledge_search", {"query": "docker", "topk": 10},
-     "knowledge_search has no argument topk; it takes query, top_k, corpus, per_doc, path, kind, lang."),
+     "knowledge_search has no argument topk; it takes query, top_k, corpus, per_doc, path, "
+     "kind, lang."),
     ("knowledge_search", {"query": "docker", "corpus": 5, "top_k": -1},
      "top_k must be a whole number from 1 to 20, not -1. corpus must be a string or null, "
      "not 5."),
