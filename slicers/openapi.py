@@ -12,7 +12,7 @@ Slices, in file order:
 Slices are the file's own lines, so ranges are true: each unit starts at its key's line and runs
 to the next unit, so every line belongs to exactly one slice. JSON positions come from a small
 scan of the keys (JSON is not always YAML, and a YAML parse is slow on big files). YAML positions
-come from the parse itself: LibYAML (PyYAML's C loader, 10x faster than ruamel.yaml's pure-Python
+come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster than ruamel.yaml's pure-Python
 parser) read with ruamel's own YAML 1.2 scalar rules, so the data is what ruamel would load;
 what LibYAML cannot read the same way (tags, anchors, merges, directives, tabs, duplicate keys)
 goes through ruamel.yaml's round-trip loader as before. The container lines above a unit
@@ -39,15 +39,10 @@ _SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \
 _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
-# Text the fast YAML loader leaves to ruamel, since LibYAML would read it otherwise: directives
-# (`%YAML 1.1` switches ruamel to YAML 1.1 rules), tabs (ruamel rejects some LibYAML accepts),
-# line breaks other than \n and \r\n (they shift line numbers), and tags and anchors (ruamel
-# keeps `!!str 1` as a TaggedScalar and an anchored `true` as ScalarBoolean). Those start a node:
-# at a line's start (after `- `, `? `, `: `), after `:`, or in a flow collection; prose such as
-# `x && y` inside a description is no node start and keeps the fast path.
-_RUAMEL_ONLY = re.compile(
-    r"^%|[\t\x85\u2028\u2029]|\r(?!\n)|^[ ]*(?:[-?:][ ]+)*[&!]|:[ ]*[&!]|[\[{,][ ]*[&!]", re.M
-)
+_LONE_CR = re.compile(r"\r(?!\n)")
+# A block scalar (`|`, `>`) whose first line holds only spaces: ruamel rejects it when a later
+# line is indented more ("more indented follow up line than first"), LibYAML does not.
+_SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n")
 
 Path = tuple[str, ...]
 
@@ -150,6 +145,35 @@ def _load_yaml_ruamel(text: str) -> tuple[Any, dict[Path, int]] | None:
     return data, _yaml_key_lines(data)
 
 
+def _ruamel_only(text: str) -> bool:
+    """Text LibYAML would read otherwise than ruamel: `%` directives (`%YAML 1.1` switches ruamel
+    to YAML 1.1 rules), tabs and block scalars opening on a line of spaces (ruamel rejects some
+    that LibYAML accepts), line breaks other than \\n and \\r\\n (they shift line numbers), and
+    anchors and tags (ruamel keeps `!!str 1` as a TaggedScalar, an anchored `true` as a
+    ScalarBoolean printed `1`).
+
+    Plain `in`/`find` scans (one regex over the whole text cost a quarter of the parse) and a
+    look before each `&`/`!`: an anchor or tag starts a node, so nothing or an indicator precedes
+    it on its line; `x && y` in a description keeps the fast path.
+    """
+    if text.lstrip("\ufeff").startswith("%") or "\n%" in text:
+        return True
+    if any(ch in text for ch in "\t\x85\u2028\u2029") or ("\r" in text and _LONE_CR.search(text)):
+        return True
+    if _SPACES_FIRST_IN_BLOCK.search(text):
+        return True
+    for ch in "&!":
+        at = text.find(ch)
+        while at >= 0:
+            i = at - 1
+            while i >= 0 and text[i] == " ":
+                i -= 1
+            if i < 0 or text[i] in "\n:-?[{,":
+                return True
+            at = text.find(ch, at + 1)
+    return False
+
+
 @functools.cache
 def _libyaml_loader() -> Any:
     """PyYAML's LibYAML loader made to build what ruamel's round-trip loader builds (None when
@@ -202,7 +226,7 @@ def _load_yaml_libyaml(text: str) -> tuple[Any, dict[Path, int]] | None:
     alike get true positions with no second pass over the text.
     """
     loader_class = _libyaml_loader()
-    if loader_class is None or _RUAMEL_ONLY.search(text):
+    if loader_class is None or _ruamel_only(text):
         return None
     from yaml import MappingNode
 
