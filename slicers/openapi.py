@@ -40,6 +40,7 @@ _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
 _LONE_CR = re.compile(r"\r(?!\n)")
+_YAML_BREAK = re.compile(r"\r\n?|\n")  # as ruamel counts lines; slices count "\n" only
 # A block scalar (`|`, `>`) whose first line holds only spaces: ruamel rejects it when a later
 # line is indented more ("more indented follow up line than first"), LibYAML does not.
 _SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n")
@@ -142,7 +143,13 @@ def _load_yaml_ruamel(text: str) -> tuple[Any, dict[Path, int]] | None:
         data = YAML(typ="rt", pure=True).load(text)
     except Exception:  # any YAML error (or a multi-document stream): not a spec we can slice
         return None
-    return data, _yaml_key_lines(data)
+    lines = _yaml_key_lines(data)
+    if _LONE_CR.search(text):  # a line break to ruamel (old Mac endings), not to split_lines
+        ours = [0]
+        for match in _YAML_BREAK.finditer(text):
+            ours.append(ours[-1] + (match.group() != "\r"))
+        lines = {path: ours[line] for path, line in lines.items()}
+    return data, lines
 
 
 def _ruamel_only(text: str) -> bool:

@@ -166,3 +166,16 @@ def test_list_holding_numbers_equal_to_its_positions_does_not_break_the_ruamel_p
     result = slice_openapi(text, "api.yaml", SliceOptions(), fast_yaml=False)
     assert [s.title for s in result.slices] == ["openapi, x-list", "GET /a"]
     compare(text)
+
+
+def test_yaml_spec_with_old_mac_line_breaks_keeps_true_ranges():
+    # ruamel counts a lone \r as a line break, slices count \n only (the old code raised).
+    text = "openapi: 3.0.0\rx: 1\npaths:\n  /a:\r    get: {}\n  /b:\n    get: {}\n"
+    result = slice_openapi(text, "api.yaml", SliceOptions())
+    assert_covers(text, result)
+    assert [(s.title, s.start_line) for s in result.slices] == [
+        ("openapi, x", 1),
+        ("GET /a", 2),
+        ("GET /b", 4),
+    ]
+    compare(text)
