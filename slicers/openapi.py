@@ -9,16 +9,20 @@ Slices, in file order:
 - one per schema, `schema Pet` (`components.schemas`, `definitions`, `$defs`); other component
   sections (`components.responses`...) one each.
 
-Slices are the file's own lines, so ranges are true: each unit starts at its key's line (YAML
-positions from ruamel.yaml; JSON positions from a small scan of the keys, since JSON is not
-always YAML and ruamel is slow on big files) and runs to the next unit, so every line belongs to
-exactly one slice. The container lines above a unit (`paths:`, `/pets:`) go with it, and so do
-the comments directly above it. A file that does not parse, or is no spec, is sliced as YAML or
-as windows.
+Slices are the file's own lines, so ranges are true: each unit starts at its key's line and runs
+to the next unit, so every line belongs to exactly one slice. JSON positions come from a small
+scan of the keys (JSON is not always YAML, and a YAML parse is slow on big files). YAML positions
+come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster than ruamel.yaml's pure-Python
+parser) read with ruamel's own YAML 1.2 scalar rules, so the data is what ruamel would load;
+what LibYAML cannot read the same way (tags, anchors, merges, directives, tabs, duplicate keys)
+goes through ruamel.yaml's round-trip loader as before. The container lines above a unit
+(`paths:`, `/pets:`) go with it, and so do the comments directly above it. A file that does not
+parse, or is no spec, is sliced as YAML or as windows.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -35,6 +39,11 @@ _SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \
 _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
+_LONE_CR = re.compile(r"\r(?!\n)")
+_YAML_BREAK = re.compile(r"\r\n?|\n")  # as ruamel counts lines; slices count "\n" only
+# A block scalar (`|`, `>`) whose first line holds only spaces: ruamel rejects it when a later
+# line is indented more ("more indented follow up line than first"), LibYAML does not.
+_SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n")
 
 Path = tuple[str, ...]
 
@@ -111,7 +120,8 @@ def _yaml_key_lines(data: Any, max_depth: int = 3) -> dict[Path, int]:
     lines: dict[Path, int] = {}
 
     def walk(node: Any, path: Path) -> None:
-        if len(path) >= max_depth or not hasattr(node, "lc"):
+        # Mappings only: no unit lives in a list, and a list's `lc` is indexed by position.
+        if len(path) >= max_depth or not isinstance(node, dict) or not hasattr(node, "lc"):
             return
         for key in node:
             try:
@@ -126,7 +136,131 @@ def _yaml_key_lines(data: Any, max_depth: int = 3) -> dict[Path, int]:
     return lines
 
 
-def _load(text: str, path: str) -> tuple[Any, dict[Path, int]] | None:
+def _load_yaml_ruamel(text: str) -> tuple[Any, dict[Path, int]] | None:
+    try:
+        from ruamel.yaml import YAML
+
+        data = YAML(typ="rt", pure=True).load(text)
+    except Exception:  # any YAML error (or a multi-document stream): not a spec we can slice
+        return None
+    lines = _yaml_key_lines(data)
+    if _LONE_CR.search(text):  # a line break to ruamel (old Mac endings), not to split_lines
+        ours = [0]
+        for match in _YAML_BREAK.finditer(text):
+            ours.append(ours[-1] + (match.group() != "\r"))
+        lines = {path: ours[line] for path, line in lines.items()}
+    return data, lines
+
+
+def _ruamel_only(text: str) -> bool:
+    """Text LibYAML would read otherwise than ruamel: `%` directives (`%YAML 1.1` switches ruamel
+    to YAML 1.1 rules), tabs and block scalars opening on a line of spaces (ruamel rejects some
+    that LibYAML accepts), line breaks other than \\n and \\r\\n (they shift line numbers), and
+    anchors and tags (ruamel keeps `!!str 1` as a TaggedScalar, an anchored `true` as a
+    ScalarBoolean printed `1`).
+
+    Plain `in`/`find` scans (one regex over the whole text cost a quarter of the parse) and a
+    look before each `&`/`!`: an anchor or tag starts a node, so nothing or an indicator precedes
+    it on its line; `x && y` in a description keeps the fast path.
+    """
+    if text.lstrip("\ufeff").startswith("%") or "\n%" in text:
+        return True
+    if any(ch in text for ch in "\t\x85\u2028\u2029") or ("\r" in text and _LONE_CR.search(text)):
+        return True
+    if _SPACES_FIRST_IN_BLOCK.search(text):
+        return True
+    for ch in "&!":
+        at = text.find(ch)
+        while at >= 0:
+            i = at - 1
+            while i >= 0 and text[i] == " ":
+                i -= 1
+            if i < 0 or text[i] in "\n:-?[{,":
+                return True
+            at = text.find(ch, at + 1)
+    return False
+
+
+@functools.cache
+def _libyaml_loader() -> Any:
+    """PyYAML's LibYAML loader made to build what ruamel's round-trip loader builds (None when
+    PyYAML was built without LibYAML): ruamel's YAML 1.2 resolver table instead of PyYAML's 1.1
+    one (`yes`, `on`, `010` and `1:20` read as 1.2 does), ruamel's ints and timestamps, and
+    duplicate keys an error as in ruamel. Merge keys (`<<`) have no constructor here, so they
+    raise too and the file goes to ruamel."""
+    try:
+        from yaml import CSafeLoader, MappingNode
+    except ImportError:
+        return None
+    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.resolver import implicit_resolvers
+
+    ruamel = RoundTripConstructor()
+
+    class Loader(CSafeLoader):  # type: ignore[misc]
+        yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 (PyYAML's class table)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if not isinstance(node, MappingNode):
+                raise ValueError(f"expected a mapping, found {node.id}")
+            mapping: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in mapping:
+                    raise ValueError(f"duplicate key {key!r}")
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
+
+    def construct_int(loader: Any, node: Any) -> int:
+        # YAML 1.2: 0b/0o/0x prefixes; a leading zero is decimal (YAML 1.1 read it as octal).
+        value = loader.construct_scalar(node).replace("_", "")
+        return int(value, 0 if value.lstrip("+-")[:2] in ("0b", "0o", "0x") else 10)
+
+    for versions, tag, regexp, first in implicit_resolvers:
+        if (1, 2) in versions:
+            Loader.add_implicit_resolver(str(tag), regexp, first)
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Loader.add_constructor(
+        "tag:yaml.org,2002:timestamp", lambda _, node: ruamel.construct_yaml_timestamp(node)
+    )
+    return Loader
+
+
+def _load_yaml_libyaml(text: str) -> tuple[Any, dict[Path, int]] | None:
+    """The document and its key lines as ruamel would give them, or None to ask ruamel.
+
+    Key lines come from the parse's own nodes (each key's start mark), so block and flow style
+    alike get true positions with no second pass over the text.
+    """
+    loader_class = _libyaml_loader()
+    if loader_class is None or _ruamel_only(text):
+        return None
+    from yaml import MappingNode
+
+    try:
+        loader = loader_class(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except Exception:  # LibYAML's error, or a construct above: ruamel decides
+        return None
+    lines: dict[Path, int] = {}
+
+    def walk(node: Any, value: Any, path: Path) -> None:
+        if len(path) >= 3 or not isinstance(node, MappingNode):
+            return
+        # A mapping's dict keeps its node's key order: no merges, no duplicates.
+        for (key_node, value_node), key in zip(node.value, value, strict=True):
+            lines[(*path, str(key))] = key_node.start_mark.line
+            walk(value_node, value[key], (*path, str(key)))
+
+    walk(node, data, ())
+    return data, lines
+
+
+def _load(text: str, fast_yaml: bool = True) -> tuple[Any, dict[Path, int]] | None:
     """The document and its key lines, or None when it does not parse."""
     if text.lstrip()[:1] in ("{", "["):
         try:
@@ -134,13 +268,8 @@ def _load(text: str, path: str) -> tuple[Any, dict[Path, int]] | None:
         except ValueError:
             return None
         return data, json_key_lines(text)
-    try:
-        from ruamel.yaml import YAML
-
-        data = YAML(typ="rt", pure=True).load(text)
-    except Exception:  # any YAML error (or a multi-document stream): not a spec we can slice
-        return None
-    return data, _yaml_key_lines(data)
+    loaded = _load_yaml_libyaml(text) if fast_yaml else None
+    return loaded if loaded is not None else _load_yaml_ruamel(text)
 
 
 @dataclass
@@ -194,9 +323,11 @@ def _units(data: dict[str, Any], kind: str, lines: dict[Path, int]) -> tuple[lis
                         op = item[method]
                         title = f"{method.upper()} {route}"
                         op_id = op.get("operationId") if isinstance(op, dict) else None
+                        # Symbols are text: `operationId: 1` or `true` names nothing.
+                        symbol = op_id if isinstance(op_id, str) and op_id else title
                         refs = _refs(op)[:_MAX_REFS]
                         meta = (("schemas", ", ".join(refs)),) if refs else ()
-                        add(("paths", str(route), method), _Unit(0, title, op_id or title, meta))
+                        add(("paths", str(route), method), _Unit(0, title, symbol, meta))
         elif key == "components" and kind == "openapi" and isinstance(value, dict):
             headers.add(lines.get(("components",), -1))
             for section, members in value.items():
@@ -233,8 +364,9 @@ def _fallback(text: str, path: str, options: SliceOptions, why: str) -> Sliced:
     return Sliced(result.slices, notes=(f"openapi: {why}",) if why else ())
 
 
-def slice_openapi(text: str, path: str, options: SliceOptions) -> Sliced:
-    loaded = _load(text, path)
+def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: bool = True) -> Sliced:
+    """`fast_yaml=False` reads YAML with ruamel.yaml only (the reference the fast path equals)."""
+    loaded = _load(text, fast_yaml)
     if loaded is None:
         return _fallback(text, path, options, "did not parse; sliced as text")
     data, key_lines = loaded
