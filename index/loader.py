@@ -51,6 +51,10 @@ __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 HOLD_CHARS = 256 << 20  # content kept between the passes, at most
+# What each FTS5 table buffers in memory before writing a segment (SQLite's default is 1 MiB):
+# fewer, larger segments mean less merging. 100k slices build about a fifth faster; memory grows by
+# at most this much per table, whatever the corpus size.
+FTS_BUFFER_BYTES = 8 << 20
 
 
 class StreamError(FlattenError):
@@ -314,6 +318,7 @@ def _apply(
         (corpus, now),
     )
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
+    _buffer_fts(db)
     existing = {
         source: (doc_id, fingerprint)
         for doc_id, source, fingerprint in db.execute(
@@ -342,6 +347,17 @@ def _apply(
             if source not in docs:
                 _delete_document(db, doc_id)
                 report.removed += 1
+
+
+def _buffer_fts(db: sqlite3.Connection) -> None:
+    """Set the FTS5 tables' write buffer (`hashsize`, kept in their config) where it differs: a
+    store built by an older version takes it at its next load, no migration needed."""
+    for table in ("chunks_fts", "chunks_exact"):
+        current = db.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
+        if current is None or current[0] != FTS_BUFFER_BYTES:
+            db.execute(
+                f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)", (FTS_BUFFER_BYTES,)
+            )
 
 
 def _write_documents(
@@ -412,6 +428,10 @@ def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
+# json.dumps(..., ensure_ascii=False) builds an encoder per call: one, made once, writes the same.
+_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
@@ -447,10 +467,10 @@ class _BatchWriter:
             self.next_chunk += 1
             self.chunks.append(
                 (chunk_id, doc_id, chunk.ordinal, chunk.hash, chunk.title,
-                 json.dumps(chunk.section, ensure_ascii=False) if chunk.section else None,
+                 _json(chunk.section) if chunk.section else None,
                  chunk.anchor, chunk.symbol, chunk.start_line, chunk.end_line, chunk.kind,
                  chunk.redactions,
-                 json.dumps(dict(chunk.meta), ensure_ascii=False) if chunk.meta else None)
+                 _json(dict(chunk.meta)) if chunk.meta else None)
             )  # fmt: skip
             parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
             self.texts.append((chunk_id, chunk.title, SECTION_SEPARATOR.join(chunk.section),
