@@ -93,17 +93,22 @@ def search(
     from index.vectors.stage import VectorsUnavailable
 
     depth = max(options.top_k, FUSION_DEPTH)
+
+    def keyword_stage() -> list[Any]:
+        # In vector mode the lexical candidates only say which hits matched by keyword.
+        return lexical(store.db, query, top_k=depth, corpus=options.corpus,
+                       snippets=options.snippets)  # fmt: skip
+
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
+        query_vector, near, lexical_hits = vectors.nearest_chunks_alongside(
+            query, depth, options.corpus, keyword_stage
+        )
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
         return SearchResponse(query, used, _lexical_only(store, query, options))
-    # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_hits = lexical(store.db, query, top_k=depth, corpus=options.corpus,
-                           snippets=options.snippets)  # fmt: skip
     results = _fused(store, query_vector, vectors, lexical_hits, near, options,
                      vector_only=mode == Tier.VECTOR)  # fmt: skip
     if options.rerank == "mmr":
