@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flatten.record import Malformed, parse_line
-from index.loader import FTS_BUFFER_BYTES, load_records
+from index.loader import FTS_BUFFER_BYTES, _BatchWriter, load_records
+from index.search import search
 from index.store import Store
 from index.text import _has_inner_capital, identifier_parts
 from tests.conftest import record
@@ -123,3 +124,45 @@ def test_a_store_without_the_write_buffer_takes_it_at_its_next_load(tmp_path):
         for table in ("chunks_fts", "chunks_exact"):
             value = store.db.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'")
             assert value.fetchone() == (FTS_BUFFER_BYTES,)
+
+
+def test_a_slice_holding_a_nul_is_indexed_whole(tmp_path):
+    """The text goes to SQLite as JSON, whose strings end at a NUL: such a batch goes row by
+    row, as bound parameters keep the whole text."""
+    with Store.open(tmp_path / "store") as store:
+        load_records(store, [record("a.md", 1, "before\x00after otters")], "docs")
+        body = store.db.execute("SELECT body FROM chunks_fts").fetchone()[0]
+        assert body == "before\x00after otters"
+        assert [h.source for h in search(store, "otters").results] == ["a.md"]
+
+
+def corpus(edited: set[int]) -> list[dict]:
+    return [
+        record(f"docs/{n}.md", k, f"slice {k} of page {n} about otters{' edited' * (n in edited)}")
+        for n in range(40)
+        for k in (1, 2, 3)
+    ]
+
+
+def index_state(store: Store) -> list[tuple]:
+    rows = store.db.execute(
+        "SELECT d.source, c.ordinal, f.body, d.fingerprint FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+        "ORDER BY d.source, c.ordinal"
+    ).fetchall()
+    exact = store.db.execute("SELECT count(*) FROM chunks_exact('edited')").fetchone()[0]
+    return [*rows, ("exact 'edited'", exact)]
+
+
+def test_many_small_batches_index_what_one_batch_does(tmp_path, monkeypatch):
+    """Batches written on the second thread, replaced documents deleted between them."""
+    states = []
+    for name, batch in (("one", 1 << 30), ("many", 100)):
+        monkeypatch.setattr(_BatchWriter, "BATCH_CHARS", batch)
+        with Store.open(tmp_path / name) as store:
+            load_records(store, corpus(set()), "docs")
+            report = load_records(store, corpus({3, 17, 18, 39}), "docs")
+            assert (report.updated, report.unchanged) == (4, 36)
+            states.append(index_state(store))
+    assert states[0] == states[1]
+    assert states[0][-1] == ("exact 'edited'", 12)
