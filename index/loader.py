@@ -444,9 +444,10 @@ class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
     A batch's text is indexed on a second thread while this one parses the next: SQLite
-    releases the GIL for a whole statement, and each FTS5 table's batch is one statement over a
-    JSON array (`_insert_rows`), so the writer takes the GIL once a batch, not once a row
-    (`executemany` on a second thread was slower: it waited for the GIL at every row). One batch
+    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (over a
+    JSON array, `_insert_rows`, or over the rows just written), so the writer takes the GIL once
+    a batch, not once a row (`executemany` on a second thread was slower: it waited for the GIL
+    at every row). One batch
     at most is in flight, so memory stays flat, and the connection runs one statement at a time:
     this thread waits for the batch in flight before it writes again, and nothing else may use
     the connection until `close()`.
