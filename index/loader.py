@@ -16,6 +16,7 @@ lines that frame a piped stream are not records: they decide whether the stream 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -26,9 +27,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+import orjson
 
 from flatten.errors import FlattenError, UsageError, write_failed
 from flatten.record import (
@@ -53,6 +57,10 @@ __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 HOLD_CHARS = 256 << 20  # content kept between the passes, at most
+# What each FTS5 table buffers in memory before writing a segment (SQLite's default is 1 MiB):
+# room for a whole batch (`_BatchWriter`), so each batch is one segment, not four: less merging.
+# Memory grows by at most this much per table, whatever the corpus size.
+FTS_BUFFER_BYTES = 8 << 20
 
 
 class StreamError(FlattenError):
@@ -307,6 +315,7 @@ def _apply(
         (corpus, now),
     )
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
+    _buffer_fts(db)
     existing = {
         source: (doc_id, fingerprint)
         for doc_id, source, fingerprint in db.execute(
@@ -320,8 +329,12 @@ def _apply(
             _delete_document(db, doc_id)
         existing = {}
     writer = _BatchWriter(db)
-    origin = _write_documents(writer, handles, paths, docs, existing, corpus_id, now, report)
-    writer.flush()
+    try:
+        origin = _write_documents(writer, handles, paths, docs, existing, corpus_id, now, report)
+        writer.flush()
+        writer.wait()
+    finally:
+        writer.close()
     if origin is not None:  # the corpus's origin, as its newest records say
         db.execute(
             "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
@@ -337,6 +350,17 @@ def _apply(
             if source not in docs:
                 _delete_document(db, doc_id)
                 report.removed += 1
+
+
+def _buffer_fts(db: sqlite3.Connection) -> None:
+    """Set the FTS5 tables' write buffer (`hashsize`, kept in their config) where it differs: a
+    store built by an older version takes it at its next load, no migration needed."""
+    for table in ("chunks_fts", "chunks_exact"):
+        current = db.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
+        if current is None or current[0] != FTS_BUFFER_BYTES:
+            db.execute(
+                f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)", (FTS_BUFFER_BYTES,)
+            )
 
 
 def _write_documents(
@@ -359,7 +383,7 @@ def _write_documents(
             continue
         chunks = _chunks_of(doc, handles, paths, source, report)
         if current:
-            _delete_document(writer.db, current[0])
+            writer.delete(current[0])
         if not chunks:  # every line of it was malformed
             report.removed += 1 if current else 0
             continue
@@ -408,14 +432,27 @@ def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
 
+# json.dumps(..., ensure_ascii=False) builds an encoder per call: one, made once, writes the same.
+_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
-    (Writing batches on a second thread while the next is parsed was measured slower: SQLite's
-    FTS5 work dominates and the threads only contend for the GIL.)
+    A batch's text is indexed on a second thread while this one parses the next: SQLite
+    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (over a
+    JSON array, `_insert_rows`, or over the rows just written), so the writer takes the GIL once
+    a batch, not once a row (`executemany` on a second thread was slower: it waited for the GIL
+    at every row). One batch
+    at most is in flight, so memory stays flat, and the connection runs one statement at a time:
+    this thread waits for the batch in flight before it writes again, and nothing else may use
+    the connection until `close()`.
     """
 
-    BATCH = 2000
+    # Content per batch: each FTS5 statement ends in a segment of its own (SQLite opens a
+    # statement savepoint for a multi-row insert, and FTS5 writes out what it buffered there),
+    # so batches are large (fewer segments to merge), and bounded (memory stays flat).
+    BATCH_CHARS = 4 << 20
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -424,7 +461,14 @@ class _BatchWriter:
         self.documents: list[tuple[Any, ...]] = []
         self.chunks: list[tuple[Any, ...]] = []
         self.texts: list[tuple[Any, ...]] = []
-        self.exact: list[tuple[int, str]] = []
+        self.deletes: list[int] = []
+        self.batch_chars = 0
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
+        self._writing: Future[None] | None = None
+
+    def delete(self, doc_id: int) -> None:
+        """Delete a document before the rows that replace it are written."""
+        self.deletes.append(doc_id)
 
     def add(
         self, corpus_id: int, source: str, fingerprint: str, chunks: list[Record], now: str
@@ -443,22 +487,29 @@ class _BatchWriter:
             self.next_chunk += 1
             self.chunks.append(
                 (chunk_id, doc_id, chunk.ordinal, chunk.hash, chunk.title,
-                 json.dumps(chunk.section, ensure_ascii=False) if chunk.section else None,
+                 _json(chunk.section) if chunk.section else None,
                  chunk.anchor, chunk.symbol, chunk.start_line, chunk.end_line, chunk.kind,
                  chunk.redactions,
-                 json.dumps(dict(chunk.meta), ensure_ascii=False) if chunk.meta else None)
+                 _json(dict(chunk.meta)) if chunk.meta else None)
             )  # fmt: skip
             parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
             self.texts.append((chunk_id, chunk.title, SECTION_SEPARATOR.join(chunk.section),
                                chunk.symbol or "", chunk.content, parts))  # fmt: skip
-            self.exact.append((chunk_id, chunk.content))
-        if len(self.chunks) >= self.BATCH:
+            self.batch_chars += len(chunk.content)
+        if self.batch_chars >= self.BATCH_CHARS:
             self.flush()
 
     def flush(self) -> None:
-        documents, chunks, texts, exact = self.documents, self.chunks, self.texts, self.exact
-        self.documents, self.chunks, self.texts, self.exact = [], [], [], []
+        """Write the rows so far: documents and chunks here, their text on the writing thread
+        (once the batch before them is written: one statement at a time on the connection)."""
+        deletes, documents, chunks = self.deletes, self.documents, self.chunks
+        texts = self.texts
+        self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
+        self.batch_chars = 0
+        self.wait()
         db = self.db
+        for doc_id in deletes:
+            _delete_document(db, doc_id)
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
             "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "
@@ -474,12 +525,52 @@ class _BatchWriter:
             "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             chunks,
         )
-        db.executemany(
+        if texts:
+            self._writing = self._thread.submit(self._write_texts, texts)
+
+    def wait(self) -> None:
+        """Wait for the batch in flight; its error, if any, is raised here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def close(self) -> None:
+        """Nothing in flight when the transaction ends, however this load ends (an error here
+        gives way to the one already raised)."""
+        with contextlib.suppress(Exception):
+            self.wait()
+        self._thread.shutdown()
+
+    def _write_texts(self, texts: list[tuple[Any, ...]]) -> None:
+        """The FTS5 rows, where nearly all of a load's time goes: one statement a table."""
+        _insert_rows(
+            self.db,
             "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             texts,
         )
-        db.executemany("INSERT INTO chunks_exact (rowid, body) VALUES (?, ?)", exact)
+        # The same text again, for the exact index: read back from the table just written (a
+        # copy inside SQLite) rather than parsed from JSON a second time.
+        self.db.execute(
+            "INSERT INTO chunks_exact (rowid, body) "
+            "SELECT rowid, body FROM chunks_fts WHERE rowid BETWEEN ? AND ?",
+            (texts[0][0], texts[-1][0]),
+        )
+
+
+def _insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """`executemany(sql, rows)` as one statement over the rows as a JSON array, which SQLite
+    runs without the GIL (see `_BatchWriter`). A row holding a NUL goes row by row: SQLite's
+    JSON ends a string at its first NUL, and a bound parameter does not."""
+    if not rows:
+        return
+    payload = orjson.dumps(rows)
+    if b"\\u0000" in payload:
+        db.executemany(sql, rows)
+        return
+    head, _, values = sql.partition(" VALUES ")
+    columns = ", ".join(f"value ->> {i}" for i in range(values.count("?")))
+    db.execute(f"{head} SELECT {columns} FROM json_each(?)", (payload,))
 
 
 def _spool(name: str, fill: Callable[[IO[bytes]], None]) -> Path:

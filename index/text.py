@@ -97,8 +97,12 @@ def _has_inner_capital(text: str) -> bool:
     """A capital after a lowercase letter or digit (`getUser`, `v2Beta`), or ending an acronym
     before a word (`HTTPServer`)?
 
-    Scans capitals only, which are rare in prose: several times faster than a regex over pairs.
+    Scans capitals only, which are rare in prose: several times faster than a regex over pairs;
+    text with no capital past its first character (most slices) is told at C speed first.
     """
+    rest = text[1:]
+    if rest.lower() == rest:
+        return False
     match = _UPPER.search(text, 1)
     while match:
         at = match.start()

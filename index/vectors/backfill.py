@@ -20,6 +20,7 @@ from typing import Any
 
 from flatten.content import looks_binary, looks_minified
 from index.store import Store
+from index.vectors import sidecar
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.vectors.storage import (
     Identity,
@@ -117,6 +118,7 @@ def embed_pending(
                 progress(done, total)
         with store.write() as db:
             report.collected = collect_garbage(db)
+        sidecar.refresh(store.db, store.path)  # the next process's first query finds it ready
     except EmbeddingError as exc:
         exc.report = report
         raise

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from index.scope import CHUNKS, corpus_filter
 from index.store import Store
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
+from index.vectors.sidecar import load_matrix
 from index.vectors.storage import Identity, Matrix, stored_identity, unit
 
 RETRY_AFTER_FAILURE = 30.0  # seconds before a failed server is asked again
+T = TypeVar("T")
 
 
 class VectorsUnavailable(Exception):
@@ -35,8 +40,12 @@ class VectorTier:
     _version: int | None = None
     _queries: dict[str, np.ndarray] = field(default_factory=dict)
     _failed: tuple[float, str] | None = None
+    _worker: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -58,7 +67,8 @@ class VectorTier:
             differs = identity.differs(Identity.of(self.config))
             if differs:
                 raise VectorsUnavailable("vector identity mismatch: " + "; ".join(differs))
-            self._matrix, self._version = Matrix.load(self.store.db), version
+            self._matrix = load_matrix(self.store.db, self.store.path)
+            self._version = version
         if not self._matrix.keys:
             raise VectorsUnavailable("no vectors in the index yet")
         return self._matrix
@@ -95,18 +105,35 @@ class VectorTier:
         self, query: str, depth: int, corpus: str | None
     ) -> tuple[np.ndarray, list[tuple[int, float]]]:
         """The query's vector and the `depth` nearest chunks as (chunk id, cosine), best first."""
+        vector, hits, _ = self.nearest_chunks_alongside(query, depth, corpus, lambda: None)
+        return vector, hits
+
+    def nearest_chunks_alongside(
+        self, query: str, depth: int, corpus: str | None, other: Callable[[], T]
+    ) -> tuple[np.ndarray, list[tuple[int, float]], T]:
+        """`nearest_chunks`, with `other()` (the lexical stage) run on a second thread while the
+        vectors are scored: numpy and SQLite both release the GIL, so on two cores the query
+        takes the longer of the two, not their sum. The store's connection is never used by
+        both threads at once: `other` runs only between this stage's reads."""
         vector = self.query_vector(query)
         matrix = self.matrix()
         if len(vector) != matrix.dimension:
             raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
                                      f"index's {matrix.dimension}")  # fmt: skip
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-stage")
+        running = self._worker.submit(other)
+        try:
+            near = matrix.nearest(vector, depth)
+        finally:
+            result = running.result()  # its exception, if any, is the caller's
         wanted = depth
         while True:
-            near = matrix.nearest(vector, wanted)
             hits = _chunks_for(self.store, near, corpus)
             if len(hits) >= depth or wanted >= len(matrix.keys):
-                return vector, hits[:depth]
+                return vector, hits[:depth], result
             wanted *= 4  # duplicates collapse onto one key, or a corpus filter dropped some
+            near = matrix.nearest(vector, wanted)
 
 
 def _chunks_for(

@@ -229,20 +229,42 @@ def print_devset(scores: dict[str, devset.Score]) -> None:
     )
 
 
+def print_hybrid(runs: list[vector_bench.VectorMeasurement]) -> None:
+    print()
+    print_table(
+        [("hybrid 384d", 12), ("slices", 8), ("embed s", 8), ("server s", 9),
+         ("ours ms/1k", 11), ("matrix ms", 10), ("1st query", 10), ("p50 ms", 7),
+         ("p95 ms", 7)],
+        [("instant srv", v.slices, v.embed_seconds, v.server_seconds, v.overhead_ms_per_1000,
+          v.matrix_load_ms, v.first_query_ms, v.p50_ms, v.p95_ms) for v in runs],
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
-    parser.add_argument("--only", choices=["crawl", "index", "devset"],
-                        help="run one part alone (and write no JSON)")  # fmt: skip
+    parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset"],
+                        help="run one part alone (and write no JSON); hybrid needs index's "
+                        "stores in --workdir")  # fmt: skip
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="slices in the index and hybrid parts (comma-separated)",
+    )
     args = parser.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
+    sizes = [int(n) for n in args.sizes.split(",")]
     if args.only == "crawl":
         print_crawl(crawl_bench.measure_crawl(work, timed))
         return
     if args.only == "index":
-        print_index([index_bench.measure_index(work, n) for n in (10_000, 100_000)])
+        print_index([index_bench.measure_index(work, n) for n in sizes])
+        return
+    if args.only == "hybrid":
+        print_hybrid([vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n))
+                      for n in sizes])  # fmt: skip
         return
     if args.only == "devset":
         print_devset(devset_scores())
@@ -286,19 +308,12 @@ def main() -> None:
          for r in rates],
     )  # fmt: skip
 
-    index_runs = [index_bench.measure_index(work, n) for n in (10_000, 100_000)]
+    index_runs = [index_bench.measure_index(work, n) for n in sizes]
     print_index(index_runs)
     hybrid_runs = [
-        vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n))
-        for n in (10_000, 100_000)
+        vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n)) for n in sizes
     ]
-    print()
-    print_table(
-        [("hybrid 384d", 12), ("slices", 8), ("embed s", 8), ("server s", 9),
-         ("ours ms/1k", 11), ("matrix ms", 10), ("p50 ms", 7), ("p95 ms", 7)],
-        [("instant srv", v.slices, v.embed_seconds, v.server_seconds, v.overhead_ms_per_1000,
-          v.matrix_load_ms, v.p50_ms, v.p95_ms) for v in hybrid_runs],
-    )  # fmt: skip
+    print_hybrid(hybrid_runs)
     served = mcp_bench.measure_mcp(work, 100_000, index_bench.bench_queries(100_000))
     print(
         f"\nMCP knowledge_search over stdio, {served.slices:,} slices (lexical): "

@@ -1,0 +1,168 @@
+"""The loader's fast paths read and index exactly what the plain ones did: orjson reads every line
+to json's value (or leaves it to json), the camelCase check finds what the pair rule finds, and a
+store takes the FTS5 write buffer at its next load."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flatten.record import Malformed, parse_line
+from index.loader import FTS_BUFFER_BYTES, _BatchWriter, load_records
+from index.search import search
+from index.store import Store
+from index.text import _has_inner_capital, identifier_parts
+from tests.conftest import record
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def typed(value: Any) -> Any:
+    """The value with every number's type kept beside it: 1, 1.0 and True compare unequal."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, float) and math.copysign(1, value) < 0 and value == 0:
+        return ("float", "-0.0")
+    return (type(value).__name__, value)
+
+
+def json_value(line: bytes) -> Any:
+    """What json reads from the line, or the reason it is malformed."""
+    try:
+        return typed(parse_line_with_json(line))
+    except Malformed as exc:
+        return ("malformed", str(exc))
+
+
+def parse_line_with_json(line: bytes) -> Any:
+    import flatten.record as codec
+
+    saved = codec._LONG_NUMBER
+    codec._LONG_NUMBER = b""  # found in every line: every line goes to json
+    try:
+        return parse_line(line)
+    finally:
+        codec._LONG_NUMBER = saved
+
+
+def either_value(line: bytes) -> Any:
+    try:
+        return typed(parse_line(line))
+    except Malformed as exc:
+        return ("malformed", str(exc))
+
+
+@settings(max_examples=300)
+@given(VALUES, st.booleans())
+def test_every_line_reads_to_the_value_json_reads(value, ascii_only):
+    line = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass") + b"\n"
+    assert either_value(line) == json_value(line)
+
+
+@given(st.text(alphabet='{}[]",:0123456789.eE-+ truefalsnNaI\\u\x00é', max_size=40))
+def test_any_text_reads_as_json_reads_it_or_fails_the_same(text):
+    line = text.encode("utf-8")
+    assert either_value(line) == json_value(line)
+
+
+def test_integers_past_64_bits_stay_integers():
+    line = b'{"content": "x", "big": 100000000000000000000000000000, "neg": -9223372036854775809}'
+    assert parse_line(line) == {
+        "content": "x",
+        "big": 10**29,
+        "neg": -9223372036854775809,
+    }
+    assert type(parse_line(line)["big"]) is int
+
+
+def pair_rule(text: str) -> bool:
+    """The inner-capital rule, position by position."""
+    for at in range(1, len(text)):
+        if not "A" <= text[at] <= "Z":
+            continue
+        before = text[at - 1]
+        if before.islower() or before.isdigit():
+            return True
+        if before.isupper() and text[at + 1 : at + 2].islower():
+            return True
+    return False
+
+
+@given(st.text(alphabet="aZbY09 _-.ÉéİıßΣσ\u0130\n", max_size=30))
+def test_the_inner_capital_check_finds_what_the_pair_rule_finds(text):
+    assert _has_inner_capital(text) == pair_rule(text)
+
+
+def test_identifier_parts_of_capitalised_prose_and_of_code():
+    assert identifier_parts("Getting started with the client") == ""
+    assert identifier_parts("Call getUserName on an HTTPServer") == "get user name http server"
+
+
+def test_a_store_without_the_write_buffer_takes_it_at_its_next_load(tmp_path):
+    with Store.open(tmp_path / "store") as store:
+        with store.write() as db:  # as a store built before the buffer was set
+            db.execute("DELETE FROM chunks_fts_config WHERE k = 'hashsize'")
+            db.execute("DELETE FROM chunks_exact_config WHERE k = 'hashsize'")
+        load_records(store, [record("a.md", 1, "otters hold hands")], "docs")
+        for table in ("chunks_fts", "chunks_exact"):
+            value = store.db.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'")
+            assert value.fetchone() == (FTS_BUFFER_BYTES,)
+
+
+def test_a_slice_holding_a_nul_is_indexed_whole(tmp_path):
+    """The text goes to SQLite as JSON, whose strings end at a NUL: such a batch goes row by
+    row, as bound parameters keep the whole text."""
+    with Store.open(tmp_path / "store") as store:
+        load_records(store, [record("a.md", 1, "before\x00after otters")], "docs")
+        body = store.db.execute("SELECT body FROM chunks_fts").fetchone()[0]
+        assert body == "before\x00after otters"
+        assert [h.source for h in search(store, "otters").results] == ["a.md"]
+
+
+def corpus(edited: set[int]) -> list[dict]:
+    return [
+        record(f"docs/{n}.md", k, f"slice {k} of page {n} about otters{' edited' * (n in edited)}")
+        for n in range(40)
+        for k in (1, 2, 3)
+    ]
+
+
+def index_state(store: Store) -> list[tuple]:
+    rows = store.db.execute(
+        "SELECT d.source, c.ordinal, f.body, d.fingerprint FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+        "ORDER BY d.source, c.ordinal"
+    ).fetchall()
+    exact = store.db.execute("SELECT count(*) FROM chunks_exact('edited')").fetchone()[0]
+    return [*rows, ("exact 'edited'", exact)]
+
+
+def test_many_small_batches_index_what_one_batch_does(tmp_path, monkeypatch):
+    """Batches written on the second thread, replaced documents deleted between them."""
+    states = []
+    for name, batch in (("one", 1 << 30), ("many", 100)):
+        monkeypatch.setattr(_BatchWriter, "BATCH_CHARS", batch)
+        with Store.open(tmp_path / name) as store:
+            load_records(store, corpus(set()), "docs")
+            report = load_records(store, corpus({3, 17, 18, 39}), "docs")
+            assert (report.updated, report.unchanged) == (4, 36)
+            states.append(index_state(store))
+    assert states[0] == states[1]
+    assert states[0][-1] == ("exact 'edited'", 12)
