@@ -180,7 +180,8 @@ def show(
     parsed = split_id(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
-            f"not a token: {token!r} (expected <source>#<ordinal>)", reason="bad-token"
+            f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
+            reason="bad-token",
         )
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
     cursor = store.db.cursor()

@@ -43,7 +43,8 @@ class RemovalLimit:
         if self.allows(removing, documents):
             return
         limit = f"--max-delete {self.text}" if self.text else (
-            f"the default limit (half of the corpus, or {DEFAULT_FLOOR} documents)"
+            f"the default limit (at most half of the corpus, or {DEFAULT_FLOOR} documents when "
+            "that is more)"
         )  # fmt: skip
         raise TooManyRemovals(
             f"this snapshot would remove {removing:,} of the {documents:,} documents of corpus "

@@ -66,6 +66,7 @@ class Store:
     ) -> Store:
         directory = store_dir(store)
         path = directory / DB_NAME
+        _refuse_links(path)
         if readonly:
             if not path.exists():
                 raise StoreError(
@@ -212,6 +213,18 @@ def store_fault(error: sqlite3.DatabaseError, directory: Path, *, writing: bool)
         reason="store-unreadable",
         hint="if the file is damaged, remove the store and index again",
     )
+
+
+def _refuse_links(path: Path) -> None:
+    """The database and SQLite's files beside it are never reached through a link: in a shared
+    folder (`--store /tmp/x`) a planted link would put the index, or read one, elsewhere."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm", f"{path.name}-journal"):
+        if (path.parent / name).is_symlink():
+            raise StoreError(
+                f"refusing the store {path.parent}: {name} is a symbolic link",
+                reason="store-link",
+                hint="remove the link, or point --store at a folder of your own",
+            )
 
 
 def _make_folder(directory: Path) -> None:

@@ -419,3 +419,12 @@ def test_ingest_is_one_library_call_from_records_to_a_loaded_store(tmp_path):
     assert first.load.corpus == "notes" and first.chunks_total == again.chunks_total > 0
     with Store.open(tmp_path / "store", readonly=True) as opened:
         assert [d.source for d in match(opened, ["zebras"])] == ["a.md"]
+
+
+def test_a_bad_show_reference_is_echoed_as_typed_not_taken_for_a_secret(tmp_path):
+    store = tmp_path / "store"
+    corpus = jsonl(tmp_path / "x.jsonl", [record("a.md", 1, "hello world")])
+    assert run_cli("index", corpus, "--corpus", "x", "--store", store, "-q").code == 0
+    result = run_cli("show", "nosuch#zz", "--store", store)
+    assert result.code == 2 and "REDACTED" not in result.stderr
+    assert "'nosuch#zz' is not a slice reference" in result.stderr

@@ -183,3 +183,21 @@ def test_a_store_folder_the_tool_creates_is_0700_and_its_database_0600(tmp_path)
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
     assert stat.S_IMODE((store / "index.sqlite").stat().st_mode) == 0o600
     assert stat.S_IMODE(store.parent.stat().st_mode) == 0o755  # a parent: an ordinary folder
+
+
+@pytest.mark.parametrize("planted", ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm"])
+def test_a_link_planted_in_a_shared_store_folder_is_refused_and_nothing_is_written(
+    tmp_path, planted
+):
+    corpus = jsonl(tmp_path / "x.jsonl", [record("a.md", 1, "hello world")])
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    elsewhere = tmp_path / "elsewhere.db"
+    (shared / planted).symlink_to(elsewhere)
+    for command in (["index", corpus, "--corpus", "x"], ["search", "hello"]):
+        result = run_cli(*command, "--store", shared)
+        assert result.code == 1 and "Traceback" not in result.stderr
+        assert f"{planted} is a symbolic link" in result.stderr
+    assert not elsewhere.exists()
+    assert sorted(p.name for p in shared.iterdir()) == [planted]
