@@ -66,7 +66,10 @@ def list_tree(
     named: list[Candidate | Skip] = []
     for e in entries:
         if isinstance(e, Candidate):
-            if is_output(e.abs_path):
+            output = is_output(e.abs_path)
+            if output == "temporary":
+                continue  # this run's bytes in flight, not a file of the tree (its name is random)
+            if output:
                 named.append(Skip(escape_name(prefix + e.rel_path), "output",
                                   "this run's own output file"))  # fmt: skip
             else:
@@ -77,21 +80,25 @@ def list_tree(
     return method, named
 
 
-def _output_matcher(outputs: Sequence[str]) -> Callable[[str], bool]:
-    """A test for "is this real path one of `outputs`, or a temporary file of one of them"."""
+def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
+    """Whether a real path is one of `outputs` ("output"), a writer's temporary file of one of
+    them ("temporary"), or neither (None)."""
     targets = set()
     for output in outputs:
         path = os.path.abspath(output)
         # The output may not exist yet: resolve its directory, keep its name.
         targets.add((os.path.realpath(os.path.dirname(path)), os.path.basename(path)))
 
-    def is_output(real_path: str) -> bool:
+    def is_output(real_path: str) -> str | None:
         directory, name = os.path.split(real_path)
-        return any(
-            directory == out_dir
-            and (name == out_name or (name.startswith(f".{out_name}.") and name.endswith(".tmp")))
-            for out_dir, out_name in targets
-        )
+        for out_dir, out_name in targets:
+            if directory != out_dir:
+                continue
+            if name == out_name:
+                return "output"
+            if name.startswith(f".{out_name}.") and name.endswith(".tmp"):
+                return "temporary"
+        return None
 
     return is_output
 
