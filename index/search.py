@@ -35,7 +35,6 @@ from index.results import (
 )
 from index.scope import CHUNKS, Scope, scope_filter
 from index.store import Store
-from index.vectors.client import EmbeddingError
 
 if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
     import numpy as np
@@ -121,6 +120,8 @@ def search(
         query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
+            from index.vectors.client import EmbeddingError
+
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flatten.secrets import redact
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 _UPPER = re.compile(r"[A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -141,6 +139,8 @@ def clean(text: str) -> str:
     The one cleaning of the output boundary (every line the CLI prints, every string of a JSON
     answer); the library keeps the indexed text as it is.
     """
+    from flatten.secrets import redact  # its patterns compile on first use, not at import
+
     return redact(safe_display(text)).text
 
 
