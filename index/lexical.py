@@ -68,9 +68,12 @@ def stem(word: str) -> str:
             _stemmer.execute(f"CREATE VIRTUAL TABLE s USING fts5(w, tokenize = '{TOKENIZER}')")
             _stemmer.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'row')")
         _stemmer.execute("INSERT INTO s (w) VALUES (?)", (word,))
-        row = _stemmer.execute("SELECT term FROM v LIMIT 1").fetchone()
-        _stemmer.execute("DELETE FROM s")
-    return row[0] if row else word
+        try:
+            # Bytes: the tokenizer may cut a very long token inside a multi-byte character.
+            row = _stemmer.execute("SELECT CAST(term AS BLOB) FROM v LIMIT 1").fetchone()
+        finally:
+            _stemmer.execute("DELETE FROM s")  # or every later word would get this one's stem
+    return row[0].decode("utf-8", "replace") if row else word
 
 
 def family(vocabulary: Vocabulary, word: str) -> list[str]:
@@ -135,13 +138,14 @@ class Vocabulary:
         wanted = sorted({t for t in terms if t not in self._docs})
         if wanted:
             # A list of values, not a subquery: fts5vocab looks each term up, never scans.
-            found = dict(
-                self.db.execute(
-                    "SELECT term, doc FROM vocab_stemmed WHERE term IN "
-                    f"({', '.join('?' for _ in wanted)})",
-                    wanted,
-                ).fetchall()
-            )
+            # Bytes, decoded here: a long query word can meet a prefix entry cut inside a
+            # multi-byte character, which sqlite3 would refuse to decode (an error, not a miss).
+            rows = self.db.execute(
+                "SELECT CAST(term AS BLOB), doc FROM vocab_stemmed WHERE term IN "
+                f"({', '.join('?' for _ in wanted)})",
+                wanted,
+            ).fetchall()
+            found = {term.decode("utf-8", "replace"): doc for term, doc in rows}
             self._docs.update((t, int(found.get(t, 0))) for t in wanted)
         return {t: self._docs[t] for t in terms}
 

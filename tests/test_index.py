@@ -428,3 +428,16 @@ def test_a_bad_show_reference_is_echoed_as_typed_not_taken_for_a_secret(tmp_path
     result = run_cli("show", "nosuch#zz", "--store", store)
     assert result.code == 2 and "REDACTED" not in result.stderr
     assert "'nosuch#zz' is not a slice reference" in result.stderr
+
+
+def test_a_huge_word_of_multibyte_characters_is_searched_and_later_stems_stay_right(tmp_path):
+    # The tokenizer cut the stemmed token inside a character: sqlite3 refused to decode it, and
+    # the stemmer kept that word, so every later word of the process got its stem.
+    from index.lexical import stem
+
+    store = tmp_path / "store"
+    corpus = jsonl(tmp_path / "x.jsonl", [record("a.md", 1, "deployments of hello 0\U00010000")])
+    assert run_cli("index", corpus, "--corpus", "x", "--store", store, "-q").code == 0
+    with Store.open(store, readonly=True) as opened:
+        assert search(opened, "0\U00010000" * 6554, SearchOptions()).results == []
+    assert stem("deployments") == "deploy"
