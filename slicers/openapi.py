@@ -44,6 +44,9 @@ _YAML_BREAK = re.compile(r"\r\n?|\n")  # as ruamel counts lines; slices count "\
 # A block scalar (`|`, `>`) whose first line holds only spaces: ruamel rejects it when a later
 # line is indented more ("more indented follow up line than first"), LibYAML does not.
 _SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n")
+# A block scalar header with a `#` right after it (`|#`): no comment without a space before it,
+# and the two parsers disagree on what it is.
+_HASH_AFTER_BLOCK = re.compile(r"[|>][-+0-9]*#")
 
 Path = tuple[str, ...]
 
@@ -167,7 +170,9 @@ def _ruamel_only(text: str) -> bool:
         return True
     if any(ch in text for ch in "\t\x85\u2028\u2029") or ("\r" in text and _LONE_CR.search(text)):
         return True
-    if _SPACES_FIRST_IN_BLOCK.search(text):
+    if "\ufeff" in text[1:]:  # a byte order mark past the start: the parsers disagree
+        return True
+    if _SPACES_FIRST_IN_BLOCK.search(text) or _HASH_AFTER_BLOCK.search(text):
         return True
     for ch in "&!":
         at = text.find(ch)

@@ -149,6 +149,7 @@ def test_yaml_that_libyaml_reads_otherwise_goes_to_ruamel():
         base + "x-d: 1\nx-d: 2\n",  # duplicate keys: PyYAML keeps the last
         base + "x-e:\n  <<: {a: 1}\n",  # merge keys: ruamel orders them otherwise
         base + "x-f: |\n \n    text\n",  # ruamel: "more indented follow up line than first"
+        base + "x-g: |#\n  yes: text\n",  # no comment without a space: the parsers disagree
     ):
         assert _load_yaml_libyaml(text) is None, text
         compare(text)
