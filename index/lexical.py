@@ -212,8 +212,12 @@ def plan(
     vocabulary.refresh()
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
-    rare = [w for w in words if (frequency[w] or 0) <= COMMON_SHARE * chunks]
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
+    # A word the index lacks (and no compound spelling of it) finds nothing: it must not count
+    # as the "rarer" word that lets a common one be dropped, or `configure site` on an index
+    # without "site" would search for "site" alone and find nothing.
+    present = [w for w in words if frequency[w] != 0 or w in spellings] or words
+    rare = [w for w in present if (frequency[w] or 0) <= COMMON_SHARE * chunks]
     terms = tuple(
         Term(word, tuple(dict.fromkeys([word, *family(vocabulary, word),
                                         *spellings.get(word, ())])),
@@ -222,10 +226,10 @@ def plan(
     )  # fmt: skip
     headline = None
     if not rare:
-        together = " AND ".join(fts_string(w) for w in words)
+        together = " AND ".join(fts_string(w) for w in present)
         headline = f"{{title section symbol}} : ({together})"
     expression = " OR ".join(
-        dict.fromkeys(fts_string(f) for t in terms if t.word in (rare or words) for f in t.forms)
+        dict.fromkeys(fts_string(f) for t in terms if t.word in (rare or present) for f in t.forms)
     )
     return QueryPlan(expression, headline, terms)
 

@@ -441,3 +441,15 @@ def test_a_huge_word_of_multibyte_characters_is_searched_and_later_stems_stay_ri
     with Store.open(store, readonly=True) as opened:
         assert search(opened, "0\U00010000" * 6554, SearchOptions()).results == []
     assert stem("deployments") == "deploy"
+
+
+def test_a_query_word_the_index_lacks_does_not_hide_the_words_it_has(tmp_path):
+    # "configure" is in most chunks (common) and "site" in none: the absent word used to count
+    # as the rarer one, the common word was dropped, and the question found nothing.
+    rows = [record(f"d{i}.md", 1, f"configure option {i} here") for i in range(8)]
+    store = tmp_path / "store"
+    corpus = jsonl(tmp_path / "x.jsonl", rows)
+    assert run_cli("index", corpus, "--corpus", "x", "--store", store, "-q").code == 0
+    with Store.open(store, readonly=True) as opened:
+        found = search(opened, "how do I configure the site", SearchOptions(top_k=3)).results
+    assert found and all(hit.source.startswith("d") for hit in found)
