@@ -453,3 +453,9 @@ def test_a_query_word_the_index_lacks_does_not_hide_the_words_it_has(tmp_path):
     with Store.open(store, readonly=True) as opened:
         found = search(opened, "how do I configure the site", SearchOptions(top_k=3)).results
     assert found and all(hit.source.startswith("d") for hit in found)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!", "—"])
+def test_a_search_of_no_words_is_a_usage_error_as_knowledge_search_says(tmp_path, query):
+    result = run_cli("search", query, "--store", tmp_path / "nowhere")
+    assert_clean_failure(result, 2, "at least one word")

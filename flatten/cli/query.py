@@ -36,6 +36,7 @@ from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.scope import Scope
 from index.search import SearchOptions, search, search_mode
 from index.store import Store, store_flag
+from index.text import query_words
 from index.vectors.client import EmbeddingConfig, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
@@ -140,6 +141,9 @@ def search_command(
     """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
         raise UsageError("give a QUERY or --queries FILE", reason="bad-query")
+    if query is not None and not query_words(query):
+        # As knowledge_search answers: a query of no words is a mistake, not "no results".
+        raise UsageError("give at least one word to look for", reason="bad-query")
     settings = read_config(config)
     rules = _rules(settings)
     embedding = embedding_config(settings, base_url, model, api_key_env)
