@@ -159,19 +159,18 @@ _INDEXES: weakref.WeakKeyDictionary[Any, TextIndex] = weakref.WeakKeyDictionary(
 
 
 def text_index(db: Any) -> TextIndex:
-    """The text index that `db` (a `sqlite3.Connection` or a psycopg connection) holds; one
-    object per connection, so what it remembers (prepared state, caches) is shared."""
+    """The text index that `db` (a `sqlite3.Connection` or a psycopg connection) holds. FTS5's
+    keeps no state (a new one each time: a sqlite3 connection cannot be weakly referenced);
+    Postgres's is one object per connection, so what it remembers is shared."""
+    if isinstance(db, sqlite3.Connection):
+        from index.textindex.fts5 import Fts5TextIndex
+
+        return Fts5TextIndex(db)
     found = _INDEXES.get(db)
     if found is None:
-        if isinstance(db, sqlite3.Connection):
-            from index.textindex.fts5 import Fts5TextIndex
+        from index.textindex.postgres import PostgresTextIndex
 
-            found = Fts5TextIndex(db)
-        else:
-            from index.textindex.postgres import PostgresTextIndex
-
-            found = PostgresTextIndex(db)
-        _INDEXES[db] = found
+        found = _INDEXES[db] = PostgresTextIndex(db)
     return found
 
 
