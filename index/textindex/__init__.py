@@ -175,9 +175,9 @@ def text_index(db: Any) -> TextIndex:
 
 
 __all__ = [
-    "B",
     "CHUNK_COLUMNS",
     "K1",
+    "B",
     "ChunkText",
     "DocumentText",
     "LexicalHit",
