@@ -25,7 +25,7 @@ from index.textindex import ChunkText, DocumentText, LexicalHit, TextQuery
 # less merging. Memory grows by at most this much per table, whatever the corpus size.
 FTS_BUFFER_BYTES = 8 << 20
 SNIPPET = "snippet(chunks_fts, 3, '', '', ' … ', 24)"
-_MARKED = re.compile("\x01(.*?)\x02", re.DOTALL)
+MARKED = re.compile("\x01(.*?)\x02", re.DOTALL)  # a span highlight() marked
 
 
 def render(query: TextQuery) -> str:
@@ -177,7 +177,7 @@ class Fts5TextIndex:
             (render(query), json.dumps(list(document_ids))),
         )
         return {
-            int(doc_id): (_MARKED.findall(title), _MARKED.findall(path))
+            int(doc_id): (MARKED.findall(title), MARKED.findall(path))
             for doc_id, title, path in rows
         }
 
