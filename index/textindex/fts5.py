@@ -34,12 +34,11 @@ def render(query: TextQuery) -> str:
     joined = (" AND " if query.every else " OR ").join(fts_string(p) for p in query.phrases)
     if query.columns is None:
         return joined
-    columns = " ".join(query.columns)
-    if len(query.columns) == 1:
-        return f"{columns} : {joined}"
-    if query.every:
+    if len(query.phrases) > 1:  # a column filter binds to the phrase or group after it
         joined = f"({joined})"
-    return f"{{{columns}}} : {joined}"
+    if len(query.columns) == 1:
+        return f"{query.columns[0]} : {joined}"
+    return f"{{{' '.join(query.columns)}}} : {joined}"
 
 
 def rank_query(in_scope: str) -> str:
