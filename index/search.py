@@ -109,10 +109,12 @@ def search(
                          value=options.per_doc)  # fmt: skip
     scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
     planned = plan(store.db, query, _vocabulary(store))
+    also = (planned.implied or None) if planned else None
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
         return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why),
-                              _lexical_only(store, query, planned, scope, options))  # fmt: skip
+                              _lexical_only(store, query, planned, scope, options),
+                              also)  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
     depth = max(options.top_k, FUSION_DEPTH)
@@ -125,14 +127,15 @@ def search(
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
-        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options))
+        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options),
+                              also)  # fmt: skip
     near = _in_scope(store, near, scope)
     # In vector mode the lexical candidates only say which hits matched by keyword.
     lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
     results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
-    return SearchResponse(query, used, results)
+    return SearchResponse(query, used, results, also)
 
 
 _VOCABULARIES: weakref.WeakKeyDictionary[Store, Vocabulary] = weakref.WeakKeyDictionary()
