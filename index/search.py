@@ -119,7 +119,7 @@ def search(
 
     depth = max(options.top_k, FUSION_DEPTH)
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
+        query_vector, near = vectors.nearest_chunks(query, depth, scope)
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
             from index.vectors.client import EmbeddingError
@@ -129,7 +129,6 @@ def search(
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
         return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options),
                               also)  # fmt: skip
-    near = _in_scope(store, near, scope)
     # In vector mode the lexical candidates only say which hits matched by keyword.
     lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
     results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
@@ -175,23 +174,6 @@ def _lexical_only(
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
     chosen = group(scored, options.top_k, options.per_doc)
     return _shown(store, scored, chosen, expression, options)
-
-
-def _in_scope(
-    store: Store, near: list[tuple[int, float]], scope: tuple[str, list[object]]
-) -> list[tuple[int, float]]:
-    """The vector stage's hits within the scope (it filters by corpus only)."""
-    in_scope, params = scope
-    if not in_scope or not near:
-        return near
-    kept = {
-        chunk_id
-        for (chunk_id,) in store.db.execute(
-            f"SELECT c.id FROM {CHUNKS} WHERE c.id IN (SELECT value FROM json_each(?)) {in_scope}",
-            [json.dumps([c for c, _ in near]), *params],
-        )
-    }
-    return [(c, similarity) for c, similarity in near if c in kept]
 
 
 def _shown(
