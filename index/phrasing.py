@@ -18,10 +18,9 @@ Pure functions; the lexical plan applies them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from index.text import TOKEN
 
 # (everyday phrase, the words documentation uses for it). Each entry is a gap between how
 # questions are asked and how docs are written that holds for any project's docs.
@@ -71,7 +70,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
 
 
 def _stems(text: str, stem: Callable[[str], str]) -> list[str]:
-    return [stem(w.lower()) for w in _WORD.findall(text)]
+    return [stem(w.lower()) for w in TOKEN.findall(text)]
 
 
 def implied_by_phrasing(query: str, stem: Callable[[str], str]) -> list[str]:
