@@ -20,7 +20,7 @@ from index.citations import CitationRule
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
-from index.ranking import CANDIDATES, Scored, group
+from index.ranking import CANDIDATES, Page, Scored, group, locate
 from index.ranking import others as others_of
 from index.ranking import score as score_pages
 from index.results import (
@@ -130,8 +130,11 @@ def search(
         return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options),
                               also)  # fmt: skip
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
-    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
+    # The pages of both stages' candidates, looked up once for the lexical and the fused scoring.
+    located: dict[int, Page] = {}
+    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth,
+                                                 [c for c, _ in near], located)  # fmt: skip
+    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near, located,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
     return SearchResponse(query, used, results, also)
@@ -154,14 +157,20 @@ def _lexical_ranked(
     planned: QueryPlan | None,
     scope: tuple[str, list[object]],
     enough: int,
+    also: list[int] | None = None,
+    located: dict[int, Page] | None = None,
 ) -> tuple[list[Scored], str | None]:
-    """The lexical stage's candidates scored as pages, and the expression that found them."""
+    """The lexical stage's candidates scored as pages, and the expression that found them.
+    With `located`, the pages of the candidates and of the `also` chunks (the vector stage's)
+    are added to it, for the fused scoring to reuse."""
     if planned is None:
         return [], None
     hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
                                enough=enough, scope=scope)  # fmt: skip
     stage = [(h.chunk_id, h.score) for h in hits]
-    return score_pages(store.db, stage, query, planned), expression
+    if located is not None:
+        located.update(locate(store.db, [c for c, _ in stage] + (also or [])))
+    return score_pages(store.db, stage, query, planned, located=located), expression
 
 
 def _lexical_only(
@@ -229,6 +238,7 @@ def _fused(
     vectors: VectorTier,
     lexical_ranked: list[Scored],
     near: list[tuple[int, float]],
+    located: dict[int, Page],
     expression: str | None,
     options: SearchOptions,
     *,
@@ -241,7 +251,7 @@ def _fused(
     else:
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     # The fused ranking holds the lexical field scores already: only the priors again.
-    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf")
+    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf", located)
     if options.rerank == "mmr":
         grouped = group(scored, len(scored), options.per_doc)
         chosen = _diversified(store, vectors, grouped, options.top_k)

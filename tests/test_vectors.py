@@ -451,3 +451,16 @@ def test_a_path_filter_keeps_the_vector_stage_full_depth_within_it(server, store
         hits = search(store, "kafka consumer lag", SearchOptions(tier=Tier.VECTOR,
                       paths=("guide/",)), vectors=tier).results  # fmt: skip
     assert [(h.source, h.vector_rank) for h in hits] == [("guide/ops.md", 1)]
+
+
+def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed):
+    # The lexical and the fused rankings both score slices as pages: one look-up serves both.
+    with Store.open(indexed, readonly=True) as opened:
+        config = settings(server)
+        with VectorTier(opened, config) as tier:
+            statements: list[str] = []
+            opened.db.set_trace_callback(statements.append)
+            hits = search(opened, "kafka consumer lag", SearchOptions(top_k=5), vectors=tier)
+            opened.db.set_trace_callback(None)
+    assert hits.tier.name == Tier.HYBRID and hits.results
+    assert sum("k.weight" in s for s in statements) == 1
