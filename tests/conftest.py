@@ -154,3 +154,18 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
     assert said.startswith("error: ") or "Usage" in result.stderr, result.stderr
     for word in words:
         assert word in result.stderr, (word, result.stderr)
+
+
+def indexed_tree(
+    root: Path, files: dict[str, str | bytes], corpus: str, kind: str = "auto"
+) -> Path:
+    """`files` written under `root/repo`, flattened (`kind`) and loaded into `root/store`: the
+    store's path."""
+    from flatten.pipeline import FlattenOptions, flatten_root
+    from index.loader import load_records
+    from index.store import Store
+
+    write(root / "repo", files)
+    with Store.open(root / "store") as opened:
+        load_records(opened, flatten_root(root / "repo", FlattenOptions(kind=kind)), corpus)
+    return root / "store"

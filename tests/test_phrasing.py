@@ -8,13 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flatten.pipeline import FlattenOptions, flatten_root
 from index.lexical import stem
-from index.loader import load_records
 from index.phrasing import PHRASINGS, SYNONYMS, implied_by_phrasing, synonyms
 from index.search import SearchOptions, search
 from index.store import Store
-from tests.conftest import run_cli, write
+from tests.conftest import indexed_tree, run_cli
 
 DOCS = {
     "docs/timeouts.md": (
@@ -36,12 +34,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("phrasing")
-    write(root / "repo", DOCS)
-    store = root / "store"
-    with Store.open(store) as opened:
-        load_records(opened, flatten_root(root / "repo", FlattenOptions(kind="docs")), "docs")
-    return store
+    return indexed_tree(tmp_path_factory.mktemp("phrasing"), DOCS, "docs", kind="docs")
 
 
 def found(store_dir, query: str) -> tuple[list[str], list[str] | None]:
