@@ -19,6 +19,7 @@ Pure functions; the lexical plan applies them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from index.text import TOKEN
 
@@ -73,13 +74,23 @@ def _stems(text: str, stem: Callable[[str], str]) -> list[str]:
     return [stem(w.lower()) for w in TOKEN.findall(text)]
 
 
+@lru_cache(maxsize=4)
+def _stemmed_phrasings(
+    stem: Callable[[str], str],
+) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    return tuple((tuple(_stems(phrase, stem)), words) for phrase, words in PHRASINGS)
+
+
 def implied_by_phrasing(query: str, stem: Callable[[str], str]) -> list[str]:
     """The words documentation uses for the everyday phrases in `query`, in table order."""
-    said = _stems(query, stem)
+    said = tuple(_stems(query, stem))
+    present = set(said)
     out: list[str] = []
-    for phrase, words in PHRASINGS:
-        wanted = _stems(phrase, stem)
-        if any(said[i : i + len(wanted)] == wanted for i in range(len(said) - len(wanted) + 1)):
+    for wanted, words in _stemmed_phrasings(stem):
+        if not present.issuperset(wanted):
+            continue  # most queries: no phrase's words are all there
+        n = len(wanted)
+        if any(said[i : i + n] == wanted for i in range(len(said) - n + 1)):
             out.extend(words)
     return list(dict.fromkeys(out))
 
