@@ -20,10 +20,10 @@ from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
 from index.scope import CHUNKS, DOCUMENTS, Scope, corpus_filter, scope_filter
 from index.store import Store
+from index.text import TOKEN
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
 PAGE_CHARS = 12_000
-_TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
 
 
 @dataclass
@@ -77,7 +77,7 @@ def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
     if exact:
         # The exact index keeps no positions: a word of several tokens (`aws_eks_cluster`)
         # matches chunks holding each of its tokens.
-        query = TextQuery(tuple(_TOKENS.findall(word) or [word]), every=True)
+        query = TextQuery(tuple(TOKEN.findall(word) or [word]), every=True)
     else:
         query = TextQuery((word,), columns=CHUNK_COLUMNS)
     return text_index(store.db).documents_with(query, exact=exact)
@@ -282,8 +282,7 @@ def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
         "chunks": sum(c["chunks"] for c in corpora),
         "kinds": dict(
             db.execute(
-                "SELECT coalesce(c.kind, '?'), count(*) FROM chunks c "
-                "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
+                f"SELECT coalesce(c.kind, '?'), count(*) FROM {CHUNKS} "
                 f"{where} GROUP BY 1 ORDER BY 2 DESC",
                 params,
             ).fetchall()

@@ -15,6 +15,10 @@ asks for them as a phrase (`bluegreen` -> "blue green", which also matches `blue
 two neighbouring query words whose joined form is indexed ask for it (`blue green` ->
 `bluegreen`).
 
+A question's everyday phrasing also asks for the words docs use for its idea (`takes too long`
+-> timeout), and a word the index lacks for its indexed synonyms (index.phrasing); those added
+words are a guess at the topic, so they count only in a slice's title, section or symbol.
+
 A term in nearly every chunk costs far more to rank than a rare one and, with an IDF near zero,
 barely moves the ranking, so such terms are left out when the query has rarer ones. When every
 word is common, chunks whose title, section or symbol hold them all are tried first.
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from index.phrasing import implied_by_phrasing, synonyms
 from index.schema import TOKENIZER
 from index.text import query_words
 from index.textindex import CHUNK_COLUMNS, LexicalHit, TextQuery, text_index
@@ -84,6 +89,7 @@ def family(vocabulary: Vocabulary, word: str) -> list[str]:
     return [form for form_stem, form in forms.items() if counts[form_stem]]
 
 
+HEADLINE = CHUNK_COLUMNS[:3]  # title, section, symbol: the columns that say what a slice is about
 COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
 
 
@@ -94,6 +100,9 @@ class Term:
     word: str
     forms: tuple[str, ...]  # the word, inflections with other stems, compound spellings
     idf: float  # BM25's IDF of the word over chunks: what a match of it is worth
+    # Not the user's word but one the docs would use for their phrasing (index.phrasing): a
+    # guess at the topic, so only a heading or symbol naming it counts, never a mention.
+    implied: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,11 @@ class QueryPlan:
     # Every word is common: first try chunks whose title, section or symbol hold them all.
     headline_first: TextQuery | None = None
     terms: tuple[Term, ...] = ()  # every word, common ones too
+
+    @property
+    def implied(self) -> list[str]:
+        """The words added for the query's phrasing (see `Term.implied`)."""
+        return [t.word for t in self.terms if t.implied]
 
     @property
     def every_word(self) -> TextQuery:
@@ -199,6 +213,7 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
+    implied = _implied(vocabulary, query, words, frequency, spellings)
     # A word the index lacks (and no compound spelling of it) finds nothing: it must not count
     # as the "rarer" word that lets a common one be dropped, or `configure site` on an index
     # without "site" would search for "site" alone and find nothing.
@@ -207,14 +222,42 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     terms = tuple(
         Term(word, tuple(dict.fromkeys([word, *family(vocabulary, word),
                                         *spellings.get(word, ())])),
-             idf(chunks, frequency[word] or 0))
-        for word in words
+             idf(chunks, frequency[word] or 0), word in implied)
+        for word in words + implied
     )  # fmt: skip
     headline = None
     if not rare:
-        headline = TextQuery(tuple(present), every=True, columns=CHUNK_COLUMNS[:3])
-    asked = dict.fromkeys(f for t in terms if t.word in (rare or present) for f in t.forms)
-    return QueryPlan(TextQuery(tuple(asked)), headline, terms)
+        headline = TextQuery(tuple(present), every=True, columns=HEADLINE)
+    asked = set(rare or present) | set(implied)
+    forms = [(f, t.implied) for t in terms if t.word in asked for f in t.forms]
+    phrases = tuple(dict.fromkeys(f for f, _ in forms))
+    plain = {f for f, implied in forms if not implied}  # a user's word is asked everywhere
+    narrowed = tuple(dict.fromkeys((f, HEADLINE) for f, implied in forms if f not in plain))
+    return QueryPlan(TextQuery(phrases, narrowed=narrowed), headline, terms)
+
+
+def _implied(
+    vocabulary: Vocabulary,
+    query: str,
+    words: list[str],
+    frequency: dict[str, int | None],
+    spellings: dict[str, list[str]],
+) -> list[str]:
+    """The words the docs would use for the query's everyday phrasing, and the synonyms of a
+    query word the index lacks (index.phrasing): those the index has and the query does not
+    ask already. Their frequencies are added to `frequency`."""
+    absent = [w for w in words if frequency[w] == 0 and w not in spellings]
+    wanted = implied_by_phrasing(query, stem) + [s for w in absent for s in synonyms(w, stem)]
+    asked = {stem(w) for w in words}
+    out = []
+    for word in dict.fromkeys(wanted):
+        if stem(word) in asked:
+            continue
+        asked.add(stem(word))
+        frequency[word] = _document_frequency(vocabulary, word)
+        if frequency[word]:
+            out.append(word)
+    return out
 
 
 def lexical(

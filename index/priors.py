@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from index.paths import segments as path_segments
+from index.text import TOKEN
 
-_WORDS = re.compile(r"[^\W_]+")
 # A version number (`0.28`, `v1.2.3`) in a query asks for release notes.
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)?(?![\w.])")
 
@@ -126,7 +126,7 @@ def prior_of(source: str) -> Prior | None:
 
 def asked_for(query: str) -> frozenset[str]:
     """The priors a query lifts: it names that kind of page (or gives a version number)."""
-    words = {w.lower() for w in _WORDS.findall(query)}
+    words = {w.lower() for w in TOKEN.findall(query)}
     version = bool(_VERSION.search(query))
     return frozenset(
         p.name for p in PRIORS if words & p.asked_by or (version and p.asked_by_version)

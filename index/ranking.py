@@ -23,7 +23,6 @@ no grouping gives the raw list.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +30,13 @@ from typing import Any
 from index.lexical import QueryPlan, stem
 from index.priors import asked_for, prior_of
 from index.results import Ranking
+from index.scope import CHUNKS
+from index.text import TOKEN
 from index.textindex import text_index
 
 FIELD_WEIGHT = 2.0  # the title/path words' worth (a sum of IDFs) against a slice's BM25
 TITLE_WEIGHT = 1.0  # what a word found in the page's title is worth, times its IDF
 PATH_WEIGHT = 1.0  # and in its path
-_WORDS = re.compile(r"[^\W_]+")
 CANDIDATES = 100  # slices the lexical stage hands on; a page's best is nearly always among them
 
 
@@ -79,7 +79,29 @@ def field_scores(
 def _key(text: str) -> str:
     """A spelling reduced to compare: its words joined and stemmed (`Blue-Green` and `blue green`
     and `bluegreen` are one; `Clients` is `client`)."""
-    return stem("".join(_WORDS.findall(text.lower())))
+    return stem("".join(TOKEN.findall(text.lower())))
+
+
+@dataclass(frozen=True)
+class Page:
+    """What the document stage needs of a slice's page."""
+
+    document_id: int
+    source: str
+    weight: float  # its corpus's weight
+    titled: bool  # the slice is titled with the page's title
+
+
+def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
+    """The page of each of these chunks (those still in the index)."""
+    if not chunk_ids:
+        return {}
+    rows = db.execute(
+        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title FROM {CHUNKS} "
+        "WHERE c.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(chunk_ids))),),
+    )
+    return {row[0]: Page(row[1], row[2], row[3], bool(row[4])) for row in rows}
 
 
 def score(
@@ -88,33 +110,32 @@ def score(
     query: str,
     planned: QueryPlan | None,
     stage_name: str = "bm25",
+    located: dict[int, Page] | None = None,
 ) -> list[Scored]:
     """The stage's (chunk id, score) pairs scored as pages, best first (ties keep the stage's
     order). `planned` (the lexical plan) adds the field score; None leaves it out (no words to
-    match, or a fused ranking that holds it already)."""
+    match, or a fused ranking that holds it already). `located`: the pages of the stage's chunks
+    when the caller has them already (`locate`); a chunk missing there is looked up."""
     if not stage:
         return []
-    rows = db.execute(
-        "SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title FROM chunks c "
-        "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
-        "WHERE c.id IN (SELECT value FROM json_each(?))",
-        (json.dumps([chunk_id for chunk_id, _ in stage]),),
-    ).fetchall()
-    located = {row[0]: row[1:] for row in rows}
-    documents = sorted({row[1] for row in rows})
+    located = dict(located or {})
+    missing = [chunk_id for chunk_id, _ in stage if chunk_id not in located]
+    located.update(locate(db, missing))
+    documents = sorted({located[c].document_id for c, _ in stage if c in located})
     fields = field_scores(db, planned, documents) if planned else {}
     asked = asked_for(query)
     out = []
     for chunk_id, stage_score in stage:
         if chunk_id not in located:
             continue  # removed since the stage ran
-        doc_id, source, weight, titled = located[chunk_id]
-        prior = prior_of(source)
+        page = located[chunk_id]
+        doc_id, weight = page.document_id, page.weight
+        prior = prior_of(page.source)
         lifted = prior is not None and prior.name in asked
         prior_weight = 1.0 if prior is None or lifted else prior.weight
         title, path = fields.get(doc_id, (0.0, 0.0))
         # The slice titled with the page's title has that title in its own BM25 already.
-        field = path if titled else title + path
+        field = path if page.titled else title + path
         ranking = Ranking(stage_name, stage_score, field, FIELD_WEIGHT,
                           prior.name if prior else None, prior_weight, lifted)  # fmt: skip
         value = (stage_score + FIELD_WEIGHT * field) * prior_weight * weight

@@ -153,3 +153,6 @@ class SearchResponse:
     query: str
     tier: TierUsed
     results: list[Hit] = field(default_factory=list)
+    # Words the search added for the query's everyday phrasing or for a word the index lacks
+    # (index.phrasing), looked for in headings only; None when it added none.
+    also_asked: list[str] | None = field(default=None, metadata=_OPTIONAL)

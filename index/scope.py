@@ -21,6 +21,9 @@ from index.errors import QueryError
 
 DOCUMENTS = "documents d JOIN corpora k ON k.id = d.corpus_id"
 CHUNKS = "chunks c JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id"
+# A filter as `scope_filter` and `corpus_filter` give it: `AND ...` SQL over `d` and `k`, and
+# its parameters.
+Filter = tuple[str, list[object]]
 NAMED_CORPORA = 20  # an unknown-corpus error lists at most this many
 ALL_LANGUAGES = "all"
 

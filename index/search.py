@@ -20,7 +20,7 @@ from index.citations import CitationRule
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
-from index.ranking import CANDIDATES, Scored, group
+from index.ranking import CANDIDATES, Page, Scored, group, locate
 from index.ranking import others as others_of
 from index.ranking import score as score_pages
 from index.results import (
@@ -111,15 +111,17 @@ def search(
     scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
     planned = plan(store.db, query, _vocabulary(store))
     engine = _engine(store)
+    also = (planned.implied or None) if planned else None
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
         return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why, engine=engine),
-                              _lexical_only(store, query, planned, scope, options))  # fmt: skip
+                              _lexical_only(store, query, planned, scope, options),
+                              also)  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
     depth = max(options.top_k, FUSION_DEPTH)
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
+        query_vector, near = vectors.nearest_chunks(query, depth, scope)
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
             from index.vectors.client import EmbeddingError
@@ -127,15 +129,18 @@ def search(
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc), engine=engine)
-        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options))
-    near = _in_scope(store, near, scope)
+        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options),
+                              also)  # fmt: skip
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
-    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
+    # The pages of both stages' candidates, looked up once for the lexical and the fused scoring.
+    located: dict[int, Page] = {}
+    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth,
+                                                 [c for c, _ in near], located)  # fmt: skip
+    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near, located,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension,
                     engine=engine)  # fmt: skip
-    return SearchResponse(query, used, results)
+    return SearchResponse(query, used, results, also)
 
 
 def _engine(store: Store) -> str | None:
@@ -161,14 +166,20 @@ def _lexical_ranked(
     planned: QueryPlan | None,
     scope: tuple[str, list[object]],
     enough: int,
+    also: list[int] | None = None,
+    located: dict[int, Page] | None = None,
 ) -> tuple[list[Scored], TextQuery | None]:
-    """The lexical stage's candidates scored as pages, and the query that found them."""
+    """The lexical stage's candidates scored as pages, and the query that found them.
+    With `located`, the pages of the candidates and of the `also` chunks (the vector stage's)
+    are added to it, for the fused scoring to reuse."""
     if planned is None:
         return [], None
     hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
                                enough=enough, scope=scope)  # fmt: skip
     stage = [(h.chunk_id, h.score) for h in hits]
-    return score_pages(store.db, stage, query, planned), expression
+    if located is not None:
+        located.update(locate(store.db, [c for c, _ in stage] + (also or [])))
+    return score_pages(store.db, stage, query, planned, located=located), expression
 
 
 def _lexical_only(
@@ -181,23 +192,6 @@ def _lexical_only(
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
     chosen = group(scored, options.top_k, options.per_doc)
     return _shown(store, scored, chosen, expression, options)
-
-
-def _in_scope(
-    store: Store, near: list[tuple[int, float]], scope: tuple[str, list[object]]
-) -> list[tuple[int, float]]:
-    """The vector stage's hits within the scope (it filters by corpus only)."""
-    in_scope, params = scope
-    if not in_scope or not near:
-        return near
-    kept = {
-        chunk_id
-        for (chunk_id,) in store.db.execute(
-            f"SELECT c.id FROM {CHUNKS} WHERE c.id IN (SELECT value FROM json_each(?)) {in_scope}",
-            [json.dumps([c for c, _ in near]), *params],
-        )
-    }
-    return [(c, similarity) for c, similarity in near if c in kept]
 
 
 def _shown(
@@ -253,6 +247,7 @@ def _fused(
     vectors: VectorTier,
     lexical_ranked: list[Scored],
     near: list[tuple[int, float]],
+    located: dict[int, Page],
     expression: TextQuery | None,
     options: SearchOptions,
     *,
@@ -265,7 +260,7 @@ def _fused(
     else:
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     # The fused ranking holds the lexical field scores already: only the priors again.
-    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf")
+    scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf", located)
     if options.rerank == "mmr":
         grouped = group(scored, len(scored), options.per_doc)
         chosen = _diversified(store, vectors, grouped, options.top_k)

@@ -6,6 +6,9 @@ import re
 from typing import Any
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# The index tokenizer's (unicode61's) tokens: runs of letters and digits; `_`, punctuation and
+# spaces separate them. The one definition for every module that splits text as the index does.
+TOKEN = re.compile(r"[^\W_]+")
 _UPPER = re.compile(r"[A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # CSI/OSC and other escape sequences, then any remaining C0/C1 control except \n and \t.

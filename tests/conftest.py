@@ -197,3 +197,18 @@ def store_url(request, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store")
     return request.getfixturevalue("postgres_url")
+
+
+def indexed_tree(
+    root: Path, files: dict[str, str | bytes], corpus: str, kind: str = "auto"
+) -> Path:
+    """`files` written under `root/repo`, flattened (`kind`) and loaded into `root/store`: the
+    store's path."""
+    from flatten.pipeline import FlattenOptions, flatten_root
+    from index.loader import load_records
+    from index.store import Store
+
+    write(root / "repo", files)
+    with Store.open(root / "store") as opened:
+        load_records(opened, flatten_root(root / "repo", FlattenOptions(kind=kind)), corpus)
+    return root / "store"

@@ -119,3 +119,19 @@ def test_the_index_reads_records_through_the_codec_and_never_the_writer_or_pipel
         if target.split(".")[0] == "flatten" and target not in allowed
     }
     assert reached == set()
+
+
+def test_the_index_splits_text_and_joins_chunks_in_one_place_each():
+    # The tokenizer's token pattern lives in index.text, the chunk -> document -> corpus join in
+    # index.scope: a copy elsewhere drifts from the one the index and its filters use.
+    copies = {"token": [], "join": []}
+    for path in sorted((ROOT / "index").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(ROOT))
+        if r"[^\W_]+" in text and name != "index/text.py":
+            copies["token"].append(name)
+        if "JOIN documents d ON d.id = c.document_id JOIN corpora" in text and name != (
+            "index/scope.py"
+        ):
+            copies["join"].append(name)
+    assert copies == {"token": [], "join": []}

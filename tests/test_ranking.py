@@ -18,7 +18,7 @@ from index.schema import MIGRATIONS
 from index.scope import Scope
 from index.search import SearchOptions, search
 from index.store import Store
-from tests.conftest import run_cli, write
+from tests.conftest import indexed_tree, run_cli, write
 
 CANARY = "\n\n".join(
     f"## Canary step {n}\n\nThe canary rollout shifts weight to the canary in step {n}, "
@@ -68,12 +68,7 @@ ROLLOUTS_DOCS = {
 
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ranking")
-    write(root / "repo", ROLLOUTS_DOCS)
-    store = root / "store"
-    with Store.open(store) as opened:
-        load_records(opened, flatten_root(root / "repo", FlattenOptions(kind="auto")), "docs")
-    return store
+    return indexed_tree(tmp_path_factory.mktemp("ranking"), ROLLOUTS_DOCS, "docs")
 
 
 def ranked(store_dir, query: str, **options) -> list:
@@ -205,11 +200,7 @@ TRANSLATED = {
 
 @pytest.fixture(scope="module")
 def translated(tmp_path_factory):
-    root = tmp_path_factory.mktemp("translated")
-    write(root / "repo", TRANSLATED)
-    with Store.open(root / "store") as opened:
-        load_records(opened, flatten_root(root / "repo", FlattenOptions()), "site")
-    return root / "store"
+    return indexed_tree(tmp_path_factory.mktemp("translated"), TRANSLATED, "site")
 
 
 def test_translations_stay_out_of_the_list_unless_asked(translated):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from index.documents import stats
 from index.fusion import mmr, rrf
-from index.loader import load_files
+from index.loader import load_files, load_records
 from index.results import Tier
 from index.search import SearchOptions, search
 from index.store import Store
@@ -437,3 +437,30 @@ def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tm
         text = store.db.execute("SELECT body FROM chunks_fts WHERE rowid = ?", (hit.chunk_id,))
         expected = float(np.dot(embed(text.fetchone()[0], 64), embed("helm rollback", 64)))
         assert hit.similarity == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_path_filter_keeps_the_vector_stage_full_depth_within_it(server, store):
+    # 60 pages outside the path say what the query says; one inside says nothing like it. The
+    # vector stage must look within the path, not drop its 50 nearest overall afterwards.
+    outside = [record(f"blog/post{n}.md", 1, f"kafka consumer lag number {n}") for n in range(60)]
+    inside = record("guide/ops.md", 1, "postgres vacuum freezes old rows", title="Vacuum")
+    load_records(store, [*outside, inside], "ops")
+    config = settings(server)
+    embed_pending(store, config)
+    with VectorTier(store, config) as tier:
+        hits = search(store, "kafka consumer lag", SearchOptions(tier=Tier.VECTOR,
+                      paths=("guide/",)), vectors=tier).results  # fmt: skip
+    assert [(h.source, h.vector_rank) for h in hits] == [("guide/ops.md", 1)]
+
+
+def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed):
+    # The lexical and the fused rankings both score slices as pages: one look-up serves both.
+    with Store.open(indexed, readonly=True) as opened:
+        config = settings(server)
+        with VectorTier(opened, config) as tier:
+            statements: list[str] = []
+            opened.db.set_trace_callback(statements.append)
+            hits = search(opened, "kafka consumer lag", SearchOptions(top_k=5), vectors=tier)
+            opened.db.set_trace_callback(None)
+    assert hits.tier.name == Tier.HYBRID and hits.results
+    assert sum("k.weight" in s for s in statements) == 1

@@ -95,6 +95,9 @@ def results(response: SearchResponse, explain: bool = False) -> None:
     if not response.results:
         say("no results: nothing in the index matched this query")
         return
+    if explain and response.also_asked:
+        words = ", ".join(_f(w) for w in response.also_asked)
+        say(f"also asked, in headings (the words docs use for the question's phrasing): {words}")
     for n, r in enumerate(response.results, start=1):
         lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
         vector = ""

@@ -67,11 +67,18 @@ class TextQuery:
     `blue green`); the tokenizer splits it, and a form of several tokens matches them in
     sequence (a phrase). `every`: a chunk must match all phrases (AND), else any (OR).
     `columns`: only these of `CHUNK_COLUMNS` (or of title/path for documents); None: all.
+    `narrowed`: phrases (also in `phrases`) that match only in these columns of their own, in
+    an OR query (a word the plan adds as a guess at the topic counts only in a heading).
     An empty `phrases` matches nothing."""
 
     phrases: tuple[str, ...]
     every: bool = False
     columns: tuple[str, ...] | None = None
+    narrowed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def columns_of(self, phrase: str) -> tuple[str, ...] | None:
+        """The columns `phrase` may match in."""
+        return dict(self.narrowed).get(phrase, self.columns)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ HIGHLIGHTS = (
 def render(query: TextQuery) -> str:
     """A `TextQuery` as an FTS5 MATCH expression (every phrase a quoted string: no input can
     raise an FTS5 syntax error)."""
+    if query.narrowed and query.columns is None and not query.every:
+        return " OR ".join(_filtered(p, query.columns_of(p)) for p in query.phrases)
     joined = (" AND " if query.every else " OR ").join(fts_string(p) for p in query.phrases)
     if query.columns is None:
         return joined
@@ -43,6 +45,12 @@ def render(query: TextQuery) -> str:
     if len(query.columns) == 1:
         return f"{query.columns[0]} : {joined}"
     return f"{{{' '.join(query.columns)}}} : {joined}"
+
+
+def _filtered(phrase: str, columns: tuple[str, ...] | None) -> str:
+    if columns is None:
+        return fts_string(phrase)
+    return f"{{{' '.join(columns)}}} : {fts_string(phrase)}"
 
 
 def rank_query(in_scope: str) -> str:

@@ -90,6 +90,9 @@ def _text(value: str) -> str:
     return value.replace("\x00", "\ufffd")
 
 
+_Phrase = tuple[list[str], tuple[str, ...] | None]  # its terms, and its columns (None: all)
+
+
 class PostgresTextIndex:
     name = NAME
 
@@ -230,8 +233,8 @@ class PostgresTextIndex:
         if not chunks:
             return []
         avgdl = tokens / chunks
-        idfs = [_idf(chunks, self._hits(p, query.columns)) for p in phrases]
-        matches, params = self._matches(phrases, query.columns)
+        idfs = [_idf(chunks, self._hits(p, columns)) for p, columns in phrases]
+        matches, params = self._matches(phrases)
         in_scope, scope_params = scope
         where = ""
         if in_scope:
@@ -251,13 +254,14 @@ class PostgresTextIndex:
         ).fetchall()
         return [LexicalHit(int(chunk_id), float(score)) for chunk_id, score in rows]
 
-    def _phrases(self, query: TextQuery) -> list[list[str]] | None:
-        """Each phrase's terms; None when the query can match nothing. A phrase with no token
-        (`___`) matches nothing, as in FTS5."""
-        phrases = [[_text(t) for t in self.scratch.phrase_tokens(p)] for p in query.phrases]
-        if query.every and any(not p for p in phrases):
+    def _phrases(self, query: TextQuery) -> list[_Phrase] | None:
+        """Each phrase's terms and the columns it may match in; None when the query can match
+        nothing. A phrase with no token (`___`) matches nothing, as in FTS5."""
+        phrases = [([_text(t) for t in self.scratch.phrase_tokens(p)], query.columns_of(p))
+                   for p in query.phrases]  # fmt: skip
+        if query.every and any(not terms for terms, _ in phrases):
             return None
-        phrases = [p for p in phrases if p]
+        phrases = [p for p in phrases if p[0]]
         return phrases or None
 
     def _hits(self, phrase: list[str], columns: tuple[str, ...] | None) -> int:
@@ -267,12 +271,10 @@ class PostgresTextIndex:
         sql, params = _phrase_matches(phrase, columns)
         return int(self.db.execute(f"SELECT count(*) FROM ({sql}) m", params).fetchone()[0])
 
-    def _matches(
-        self, phrases: list[list[str]], columns: tuple[str, ...] | None
-    ) -> tuple[str, list[Any]]:
+    def _matches(self, phrases: list[_Phrase]) -> tuple[str, list[Any]]:
         """(chunk id, phrase number, weighted occurrences) of every phrase's matching chunks."""
         parts, params = [], []
-        for n, phrase in enumerate(phrases):
+        for n, (phrase, columns) in enumerate(phrases):
             sql, phrase_params = _phrase_matches(phrase, columns)
             parts.append(f"SELECT chunk_id, {n}, f FROM ({sql}) p{n}")
             params += phrase_params
@@ -317,7 +319,7 @@ class PostgresTextIndex:
             phrases = self._phrases(query)
             if phrases is None:
                 return {}
-            matches, params = self._matches(phrases, query.columns)
+            matches, params = self._matches(phrases)
             need = len(phrases) if query.every else 1
             chunks = (
                 f"SELECT chunk_id FROM ({matches}) h GROUP BY chunk_id HAVING count(*) >= {need}"

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from index.scope import CHUNKS, corpus_filter
+from index.scope import CHUNKS, Filter
 from index.store import Store
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.vectors.sidecar import load_matrix
@@ -102,14 +102,15 @@ class VectorTier:
             raise VectorsUnavailable(reason) from exc
 
     def nearest_chunks(
-        self, query: str, depth: int, corpus: str | None
+        self, query: str, depth: int, scope: Filter | None
     ) -> tuple[np.ndarray, list[tuple[int, float]]]:
-        """The query's vector and the `depth` nearest chunks as (chunk id, cosine), best first."""
-        vector, hits, _ = self.nearest_chunks_alongside(query, depth, corpus, lambda: None)
+        """The query's vector and the `depth` nearest chunks within `scope` (an
+        `index.scope.scope_filter`; None: every chunk) as (chunk id, cosine), best first."""
+        vector, hits, _ = self.nearest_chunks_alongside(query, depth, scope, lambda: None)
         return vector, hits
 
     def nearest_chunks_alongside(
-        self, query: str, depth: int, corpus: str | None, other: Callable[[], T]
+        self, query: str, depth: int, scope: Filter | None, other: Callable[[], T]
     ) -> tuple[np.ndarray, list[tuple[int, float]], T]:
         """`nearest_chunks`, with `other()` (the lexical stage) run on a second thread while the
         vectors are scored: numpy and SQLite both release the GIL, so on two cores the query
@@ -129,25 +130,24 @@ class VectorTier:
             result = running.result()  # its exception, if any, is the caller's
         wanted = depth
         while True:
-            hits = _chunks_for(self.store, near, corpus)
+            hits = _chunks_for(self.store, near, scope)
             if len(hits) >= depth or wanted >= len(matrix.keys):
                 return vector, hits[:depth], result
-            wanted *= 4  # duplicates collapse onto one key, or a corpus filter dropped some
+            wanted *= 4  # duplicates collapse onto one key, or the scope dropped some
             near = matrix.nearest(vector, wanted)
 
 
 def _chunks_for(
-    store: Store, near: list[tuple[str, float]], corpus: str | None
+    store: Store, near: list[tuple[str, float]], scope: Filter | None
 ) -> list[tuple[int, float]]:
-    """Chunks using each key (a key is shared by chunks with identical text), in `near`'s order."""
-    in_corpus, corpus_params = corpus_filter(store.db, corpus)
+    """Chunks using each key (a key is shared by chunks with identical text) within `scope`, in
+    `near`'s order."""
+    in_scope, scope_params = scope or ("", [])
     query = (
         f"SELECT c.id, c.embed_key FROM {CHUNKS} "
-        f"WHERE c.embed_key IN (SELECT value FROM json_each(?)) {in_corpus} ORDER BY c.id"
+        f"WHERE c.embed_key IN (SELECT value FROM json_each(?)) {in_scope} ORDER BY c.id"
     )
     by_key: dict[str, list[int]] = {}
-    for chunk_id, key in store.db.execute(
-        query, [json.dumps([k for k, _ in near]), *corpus_params]
-    ):
+    for chunk_id, key in store.db.execute(query, [json.dumps([k for k, _ in near]), *scope_params]):
         by_key.setdefault(key, []).append(chunk_id)
     return [(chunk_id, score) for key, score in near for chunk_id in by_key.get(key, [])]
