@@ -12,7 +12,9 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import islice
+from multiprocessing.pool import Pool, ThreadPool
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -76,6 +78,25 @@ def ordered_map(
             for chunk in islice(chunks, 1):
                 pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
             yield from results
+    except BaseException:  # an error, Ctrl-C, or the consumer stopped early
+        pool.terminate()
+        pool.join()
+        raise
+    pool.close()
+    pool.join()
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[Pool]:
+    """A pool of `workers` forked processes (they inherit the caller's state, so a task can be
+    an index into it); threads where forking is unsafe (another thread runs) or unavailable,
+    which share that state too. Stopped at the end of the block, whatever happened."""
+    if _start_method() == "fork":
+        pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
+    else:
+        pool = ThreadPool(workers)
+    try:
+        yield pool
     except BaseException:  # an error, Ctrl-C, or the consumer stopped early
         pool.terminate()
         pool.join()

@@ -28,7 +28,8 @@ COUNTS = {"added": int, "updated": int, "unchanged": int, "removed": int, "malfo
 SHAPE: dict[str, Any] = {
     "schema": int, "command": str, "ok": bool, "corpus": (str, None), "source": (str, None),
     "sourceExpanded": (dict, None), "repoUrl": (str, None), "ref": (str, None),
-    "commit": (str, None), "dirty": (bool, None), "kind": (str, None), "listing": (str, None),
+    "commit": (str, None), "dirty": (bool, None), "upToDate": (bool, None), "kind": (str, None),
+    "listing": (str, None),
     "files": ({"seen": int, "kept": int, "skipped": int, "skippedByReason": dict,
                "bytesRead": int}, None),
     "slices": ({"total": int, "byKind": dict}, None),
