@@ -71,19 +71,13 @@ def ordered_map(
         items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
     )
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
-    try:
+    with _running(pool):
         pending = deque(pool.apply_async(_run_chunk, (fn, c)) for c in islice(chunks, window))
         while pending:
             results = pending.popleft().get()
             for chunk in islice(chunks, 1):
                 pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
             yield from results
-    except BaseException:  # an error, Ctrl-C, or the consumer stopped early
-        pool.terminate()
-        pool.join()
-        raise
-    pool.close()
-    pool.join()
 
 
 @contextmanager
@@ -95,9 +89,17 @@ def worker_pool(workers: int) -> Iterator[Pool]:
         pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
     else:
         pool = ThreadPool(workers)
+    with _running(pool):
+        yield pool
+
+
+@contextmanager
+def _running(pool: Pool) -> Iterator[Pool]:
+    """`pool` until the block ends: closed and joined after it, terminated at once on an
+    error, Ctrl-C, or a consumer that stopped early."""
     try:
         yield pool
-    except BaseException:  # an error, Ctrl-C, or the consumer stopped early
+    except BaseException:
         pool.terminate()
         pool.join()
         raise

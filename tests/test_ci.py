@@ -370,7 +370,11 @@ def test_a_bare_ingest_refreshes_every_configured_source(tmp_path, docs_repo):
     assert notes["files"]["kept"] == 2 and notes["files"]["skippedByReason"] == {"excluded": 1}
     assert handbook["files"]["kept"] == 2 and handbook["commit"]
     again = run_cli("ingest", "--store", tmp_path / "s", "--json", cwd=tmp_path)
-    assert [json.loads(x)["load"]["unchanged"] for x in again.stdout.splitlines()] == [2, 2]
+    notes, handbook = [json.loads(x) for x in again.stdout.splitlines()]
+    # The folder is flattened again (all unchanged); the repository, whose remote names the
+    # commit of its last load, is not even cloned.
+    assert notes["load"]["unchanged"] == 2 and notes["upToDate"] is None
+    assert handbook["upToDate"] is True and handbook["load"] is None
 
 
 def test_one_failing_source_does_not_stop_the_others(tmp_path, docs_repo):

@@ -293,7 +293,8 @@ def test_the_same_corpus_in_two_manifests_is_not_loaded(tmp_path, remotes):
 
 def test_a_missing_or_empty_manifest_dir_is_a_usage_error(tmp_path):
     missing = index_manifests(tmp_path)
-    assert missing.code == 2 and "no such directory" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.code == 2 and "no such directory" in missing.stderr
+    assert "Traceback" not in missing.stderr
     (tmp_path / "artifacts").mkdir()
     empty = index_manifests(tmp_path, "--json")
     assert empty.code == 2 and json.loads(empty.stdout)["error"]["reason"] == "manifests-missing"

@@ -229,7 +229,7 @@ def index_command(
     paths: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[PATH]...",
+            metavar="PATH",
             show_default=False,
             help="JSONL files, - for stdin, or directories (flattened on the fly).",
         ),
