@@ -1,7 +1,8 @@
 """Many sources in one run: each flattened into its own JSONL file, `jobs` at a time.
 
 A repository whose remote still names the commit of its last run, with the same settings, is
-skipped before any clone: one `git ls-remote`, and the result says `up_to_date`. Results come
+skipped before any clone: one `git ls-remote` (`CHECKS` of them at a time, before any worker
+starts), and the result says `up_to_date`. Results come
 back as sources finish, so the caller loads one corpus while others are still flattening; the
 caller (one process) does every load, the workers only flatten.
 
@@ -15,6 +16,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from multiprocessing.pool import ThreadPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +32,8 @@ from flatten.writer import write_jsonl
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions
+
+CHECKS = 16  # `git ls-remote`s at a time: they wait on the remote, not on this machine's cores
 
 
 @dataclass(frozen=True)
@@ -79,14 +83,29 @@ def unchanged_commit(spec: SourceSpec, known: SourceState | None) -> str | None:
     return commit if commit is not None and commit == known.commit else None
 
 
+def check_one(spec: SourceSpec, known: SourceState | None) -> Flattened | None:
+    """The result of a source found up to date (or whose remote failed to answer); None when
+    it must be flattened."""
+    result = Flattened(RunReport(source=spec.source, kind=spec.options.kind))
+    try:
+        if unchanged_commit(spec, known) is None:
+            return None
+    except FlattenError as exc:
+        result.report.fail(exc)
+        result.error = exc
+        return result
+    result.up_to_date, result.state = True, known
+    return result
+
+
 def flatten_one(spec: SourceSpec, known: SourceState | None, out: Path | None) -> Flattened:
     """Flatten `spec` into `out/<jsonl_name>` (or a temporary file), unless `known` shows it
     unchanged; a `FlattenError` is the result's, not raised."""
+    checked = check_one(spec, known)
+    if checked is not None:
+        return checked
     result = Flattened(RunReport(source=spec.source, kind=spec.options.kind))
     try:
-        if unchanged_commit(spec, known) is not None:
-            result.up_to_date, result.state = True, known
-            return result
         if out is not None:
             path = out / jsonl_name(spec.corpus)
         else:
@@ -132,16 +151,36 @@ def flatten_many(
     at a time, yielding each result as it finishes. A worker flattens a whole tree itself
     (its own `workers` are 1): `jobs` is the run's parallelism."""
     global _RUN
+    checked = _checked(specs, known)
+    for index, result in sorted(checked.items()):
+        yield specs[index], result
+    todo = [i for i in range(len(specs)) if i not in checked]
     if jobs > 1:
         specs = [replace(s, options=replace(s.options, workers=1)) for s in specs]
-    _RUN = (specs, known, out)
+    _RUN = (specs, {}, out)  # every known state was checked above
     try:
-        if jobs <= 1 or len(specs) <= 1:
-            for index in range(len(specs)):
+        if jobs <= 1 or len(todo) <= 1:
+            for index in todo:
                 yield specs[index], _task(index)[1]
             return
-        with worker_pool(min(jobs, len(specs))) as pool:
-            for index, result in pool.imap_unordered(_task, range(len(specs))):
+        with worker_pool(min(jobs, len(todo))) as pool:
+            for index, result in pool.imap_unordered(_task, todo):
                 yield specs[index], result
     finally:
         _RUN = ((), {}, None)
+
+
+def _checked(specs: Sequence[SourceSpec], known: Mapping[str, SourceState]) -> dict[int, Flattened]:
+    """The sources found up to date (or whose remote did not answer), by index: `CHECKS`
+    `git ls-remote`s at a time, in threads (each waits on git, and on the network for a real
+    remote), before any worker starts, so a run where nothing moved forks none."""
+    candidates = [i for i, s in enumerate(specs) if s.kind == "repo" and s.corpus in known]
+    if not candidates:
+        return {}
+
+    def check(index: int) -> Flattened | None:
+        return check_one(specs[index], known[specs[index].corpus])
+
+    with ThreadPool(min(CHECKS, len(candidates))) as pool:
+        results = pool.map(check, candidates)
+    return {i: r for i, r in zip(candidates, results, strict=True) if r is not None}
