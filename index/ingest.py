@@ -6,10 +6,11 @@ work (`check_identity` first, so a long flatten or crawl is not wasted); after t
 chunk without a vector is embedded, resumably. A failure while embedding comes after a load that
 happened: the `EmbeddingError` carries the `IngestReport` so far as `exc.ingest`.
 
-What a corpus was made from (`flatten.manifest.SourceState`: source, ref, commit, settings,
-the JSONL's sha256) is kept in `corpora.origin` once its load (and embedding) succeeded; any
-other load of the corpus clears it. `ingest` skips a repository whose remote still names that
-commit, `index --manifests` a manifest entry equal to it.
+What a corpus was made from (text the caller gives: `flatten.manifest.SourceState` as JSON,
+with source, ref, commit, settings and the JSONL's sha256) is kept in `corpora.origin` once its
+load (and embedding) succeeded; any other load of the corpus clears it. `ingest` skips a
+repository whose remote still names that commit, `index --manifests` a manifest entry equal
+to it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flatten.manifest import SourceState
 from index.errors import StoreError
 from index.loader import LoadReport, check_corpus_name, load_files, spool_records
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
@@ -73,7 +73,7 @@ def ingest_files(
     on_loaded: Callable[[LoadReport], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     streams: Collection[Path] = (),
-    state: SourceState | None = None,
+    state: str | None = None,
 ) -> IngestReport:
     """Load JSONL files into `corpus`, then embed what has no vector yet. `streams`: the files
     that came through a pipe, loaded only when framed as `load_files` says. `state`: what the
@@ -103,21 +103,20 @@ def ingest_files(
         if state is not None:
             with store.write() as db:
                 db.execute("UPDATE corpora SET origin = ? WHERE name = ?",
-                           (state.to_json(), corpus))  # fmt: skip
+                           (state, corpus))  # fmt: skip
     return report
 
 
-def source_states(store_dir: str | Path | None) -> dict[str, SourceState]:
-    """What each corpus of the store was last made from, by corpus name (see the module's
-    docstring); empty without a store."""
+def source_states(store_dir: str | Path | None) -> dict[str, str]:
+    """What each corpus of the store was last made from (the text `ingest_files` was given),
+    by corpus name; empty without a store."""
     try:
         store = Store.open(store_dir, readonly=True)
     except StoreError:
         return {}
     with store:
         rows = store.db.execute("SELECT name, origin FROM corpora WHERE origin IS NOT NULL")
-        states = {name: SourceState.from_json(origin) for name, origin in rows}
-    return {name: state for name, state in states.items() if state is not None}
+        return dict(rows.fetchall())
 
 
 def _corpus_chunks(store: Store, corpus: str) -> int:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from flatten.cli.jobs import Job, flatten_settings, plan, rerun_with
+from flatten.cli.jobs import flatten_settings, plan, rerun_with
+from flatten.cli.loading import Run, failure_summary, ingest_options, load_into, summarized
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
@@ -45,132 +42,21 @@ from flatten.cli.options import (
     TokenEnv,
     Url,
     Workers,
-    close,
     corpus_name,
-    crawl_options,
-    embedding_config,
     read_config,
     settings_options,
-    source_records,
 )
-from flatten.cli.output import json_line, say
+from flatten.cli.output import say
 from flatten.config import SOURCE_KEYS, load_sources
 from flatten.corpus_names import root_corpus
-from flatten.errors import FlattenError, UsageError
-from flatten.manifest import SourceState, find_manifests
+from flatten.errors import UsageError
+from flatten.manifest import find_manifests
 from flatten.parallel import default_workers
 from flatten.pipeline import flatten_root
-from flatten.progress import Progress
 from flatten.report import RunReport
 from flatten.shards import Shard, parse_shard, pick
 from flatten.summary import Summary
-from index.ingest import IngestOptions, IngestReport, ingest_files, refuse_other_identity
-from index.loader import LoadReport, spool_records, spool_stdin, stdin_is_stream
-from index.snapshot import TooManyRemovals, parse_limit
-from index.vectors.client import EmbeddingError
-
-
-@contextlib.contextmanager
-def summarized(summary: Summary, as_json: bool) -> Iterator[Summary]:
-    """Fill `summary` in the block; with --json print it on stdout whatever happens (a failed
-    run prints `ok: false` and its error before the error's own lines on stderr)."""
-    started = time.perf_counter()
-    try:
-        yield summary
-    except BaseException as exc:
-        summary.fail(exc)
-        raise
-    finally:
-        summary.timings.total = time.perf_counter() - started
-        if as_json:
-            json_line(summary)
-
-
-@contextlib.contextmanager
-def failure_summary(command: str, as_json: bool) -> Iterator[None]:
-    """A failure before any source ran: with --json, one summary on stdout says why."""
-    try:
-        yield
-    except FlattenError as exc:
-        if as_json:
-            failed = Summary(command=command)
-            failed.fail(exc)
-            json_line(failed)
-        raise
-
-
-def _add_ingest(summary: Summary, report: IngestReport) -> None:
-    summary.add_load(report.load, report.chunks_total)
-    if report.vectors is not None:
-        summary.add_vectors(report.vectors, report.vectors_pending)
-
-
-def _load(
-    store_dir: str | None,
-    files: list[Path],
-    corpus: str,
-    options: IngestOptions,
-    summary: Summary,
-    *,
-    talk: bool,
-    streams: list[Path] | None = None,
-    state: SourceState | None = None,
-) -> None:
-    """Load, then (with embeddings configured) embed what has no vector yet; say what was done
-    on stderr and in `summary`."""
-    progress = Progress("embedding", enabled=talk)
-
-    def loaded(report: LoadReport) -> None:
-        if talk:
-            say(report.summary())
-        if options.embedding is not None:
-            stack.enter_context(progress)  # the bar shows while embedding, not while loading
-
-    def embedded(done: int, total: int) -> None:
-        progress.update(done, total, "texts")
-
-    try:
-        with contextlib.ExitStack() as stack:
-            report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
-                                  progress=embedded, streams=streams or (),
-                                  state=state)  # fmt: skip
-    except TooManyRemovals as exc:
-        exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
-        raise
-    except EmbeddingError as exc:
-        if exc.report is not None and exc.report.embedded:
-            say(exc.report.summary(), err=True)
-            exc.hint = (exc.hint + "; " if exc.hint else "") + (
-                f"the {exc.report.embedded:,} vectors embedded before the failure are kept: "
-                "run the same command again to resume"
-            )
-        ingest = getattr(exc, "ingest", None)
-        if ingest is not None:  # the load happened: the summary says so
-            summary.add_load(ingest.load, ingest.chunks_total)
-            if exc.report is not None:
-                summary.add_vectors(exc.report, ingest.vectors_pending)
-        raise
-    _add_ingest(summary, report)
-    if talk and report.vectors is not None:
-        say(report.vectors.summary())
-
-
-def _ingest_options(
-    store_dir: str | None, settings: dict[str, Any], no_embed: bool, base_url: str | None,
-    model: str | None, api_key_env: str | None, *, partial: bool, reindex: bool, wait: float,
-    max_delete: str | int | None,
-) -> IngestOptions:  # fmt: skip
-    """The load settings from the flags; vectors of another identity refused here, before any
-    flattening or crawling."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(settings, base_url, model, api_key_env)
-    options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
-                            reindex_command=rerun_with("--reindex"),
-                            max_delete=parse_limit(max_delete))  # fmt: skip
-    refuse_other_identity(store_dir, options)
-    return options
-
+from index.loader import spool_records, spool_stdin, stdin_is_stream
 
 Partial = Annotated[
     bool,
@@ -267,7 +153,7 @@ def index_command(
         settings = read_config(config)
         name = corpus or _index_corpus(paths)
         summary.corpus = name
-        loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
+        loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                                   partial=partial, reindex=reindex, wait=wait,
                                   max_delete=max_delete)  # fmt: skip
         flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
@@ -299,7 +185,7 @@ def index_command(
                 summary.add_run(run)
                 if not quiet:
                     say(run.summary(), err=True)
-            _load(store_dir, files, name, loading, summary, talk=not as_json and not quiet,
+            load_into(store_dir, files, name, loading, summary, talk=not as_json and not quiet,
                   streams=streams)  # fmt: skip
         finally:
             for path in temporary:
@@ -324,7 +210,7 @@ def _index_manifests(
             raise UsageError("--manifests DIR names every corpus itself: give no PATH and no "
                              "--corpus beside it", reason="bad-source")  # fmt: skip
         settings = read_config(config)
-        loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
+        loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                                   partial=partial, reindex=reindex, wait=wait,
                                   max_delete=max_delete)  # fmt: skip
         found = find_manifests(manifests)
@@ -405,7 +291,7 @@ def ingest_command(
         chosen: Shard | None = parse_shard(shard) if shard is not None else None
         if chosen is not None:
             planned = pick(planned, lambda job: job.corpus, chosen)
-    run = _Run(store_dir=store_dir, settings=settings, header=header, workers=workers,
+    run = Run(store_dir=store_dir, settings=settings, header=header, workers=workers,
                reindex=reindex, wait=wait, no_embed=no_embed, base_url=base_url, model=model,
                api_key_env=api_key_env, as_json=as_json, quiet=quiet)  # fmt: skip
     if len(planned) == 1 and planned[0].where == "flags" and out is None and chosen is None:
@@ -441,57 +327,3 @@ Out = Annotated[
                  "loading them (`index --manifests` loads them); a source whose remote has not "
                  "moved since DIR's last manifest is not cloned again."),
 ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Run:
-    """What every job of one `ingest` shares: the store, the config, the flags not per source."""
-
-    store_dir: str | None
-    settings: dict[str, Any]
-    header: list[str] | None
-    workers: int
-    reindex: bool
-    wait: float
-    no_embed: bool
-    base_url: str | None
-    model: str | None
-    api_key_env: str | None
-    as_json: bool
-    quiet: bool
-
-    def ingest(self, job: Job) -> None:
-        """Flatten one source and load it into its corpus; its summary on stdout with --json."""
-        v = job.value
-        summary = Summary(command="ingest", corpus=job.corpus, source=job.source)
-        with summarized(summary, self.as_json):
-            loading = _ingest_options(self.store_dir, self.settings, self.no_embed,
-                                      self.base_url, self.model, self.api_key_env, partial=False,
-                                      reindex=self.reindex, wait=self.wait,
-                                      max_delete=v("max_delete"))  # fmt: skip
-            options = settings_options(job.settings, self.workers, self.settings)
-            crawling = crawl_options(v("url"), v("scope"), v("max_pages"), v("max_depth"),
-                                     v("concurrency"), v("delay"), v("timeout"),
-                                     str(v("max_page_size")), v("ignore_robots"),
-                                     v("no_sitemap"), self.header)  # fmt: skip
-            report = RunReport(source=job.source)
-            talk = not self.quiet and not self.as_json
-            try:
-                with Progress("ingest", enabled=not self.quiet) as progress:
-                    root = v("root")
-                    records = source_records(Path(root) if root is not None else None,
-                                             v("repo"), v("ref"), v("subdir"), v("token_env"),
-                                             options, report, progress, url=v("url"),
-                                             crawling=crawling)  # fmt: skip
-                    try:
-                        spooled = spool_records(records)
-                    finally:
-                        close(records)
-            finally:
-                summary.add_run(report)  # what was seen, even when the flatten failed
-            try:
-                if talk:
-                    say(report.summary(), err=True)
-                _load(self.store_dir, [spooled], job.corpus, loading, summary, talk=talk)
-            finally:
-                spooled.unlink(missing_ok=True)

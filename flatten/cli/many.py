@@ -21,6 +21,7 @@ import typer
 
 from flatten import __version__
 from flatten.cli.jobs import Job
+from flatten.cli.loading import Run, ingest_options, load_into
 from flatten.cli.options import check_repo_only, crawl_options, settings_options
 from flatten.cli.output import error_lines, json_line, say
 from flatten.errors import FlattenError, OutputError
@@ -42,7 +43,6 @@ from flatten.summary import Summary
 from index.ingest import source_states
 
 if TYPE_CHECKING:
-    from flatten.cli.load import _Run
     from index.ingest import IngestOptions
 
 # Settings that do not shape the records: a change to them needs no new flatten.
@@ -88,7 +88,13 @@ class Outcomes:
             raise typer.Exit(max(self.exit_codes))
 
 
-def spec_of(job: Job, run: _Run) -> SourceSpec:
+def _stored_states(store_dir: str | None) -> dict[str, SourceState]:
+    """What each corpus of the store was last made from (none for one loaded another way)."""
+    states = {name: SourceState.from_json(text) for name, text in source_states(store_dir).items()}
+    return {name: state for name, state in states.items() if state is not None}
+
+
+def spec_of(job: Job, run: Run) -> SourceSpec:
     """What a worker needs to flatten `job`'s source; a `UsageError` for settings that do not
     fit it, before anything runs."""
     v = job.value
@@ -130,12 +136,10 @@ def _previous_states(out: Path, shard: Shard | None) -> dict[str, SourceState]:
 
 
 def ingest_many(
-    run: _Run, jobs: list[Job], *, workers: int, out: Path | None, shard: Shard | None
+    run: Run, jobs: list[Job], *, workers: int, out: Path | None, shard: Shard | None
 ) -> None:
     """Flatten `jobs`' sources `workers` at a time; load each into its corpus here, or with
     `out` write its JSONL and this shard's manifest there."""
-    from flatten.cli.load import _ingest_options, _load
-
     outcomes = Outcomes(run.as_json, run.quiet)
     specs = [spec_of(job, run) for job in jobs]
     by_corpus = {job.corpus: job for job in jobs}
@@ -150,7 +154,7 @@ def ingest_many(
                               reason="output-unwritable") from exc  # fmt: skip
         known = _previous_states(out, shard)
     else:
-        known = source_states(run.store_dir)
+        known = _stored_states(run.store_dir)
     if run.reindex:
         known = {}
     entries: list[Entry] = []
@@ -183,11 +187,11 @@ def ingest_many(
             outcomes.tell(f"wrote {result.path} ({state.records:,} records)")
             continue
         try:
-            loading = _ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
+            loading = ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
                                       run.model, run.api_key_env, partial=False,
                                       reindex=run.reindex, wait=run.wait,
                                       max_delete=job.value("max_delete"))  # fmt: skip
-            _load(run.store_dir, [result.path], spec.corpus, loading, summary, talk=talk,
+            load_into(run.store_dir, [result.path], spec.corpus, loading, summary, talk=talk,
                   state=state)  # fmt: skip
             outcomes.counts["loaded"] += 1
         except FlattenError as exc:
@@ -229,8 +233,6 @@ def index_manifests(
     JSONL checked against its sha256 first, and one whose entry equals the state of the
     corpus's last load skipped. A bad manifest, a missing or changed JSONL, or a corpus two
     manifests claim fails that corpus alone."""
-    from flatten.cli.load import _load
-
     outcomes = Outcomes(as_json, quiet)
     talk = not quiet and not as_json
     pairs: list[tuple[Manifest, Entry]] = []
@@ -244,7 +246,7 @@ def index_manifests(
             continue
         pairs += [(manifest, entry) for entry in manifest.entries]
     claims = Counter(entry.corpus for _, entry in pairs)
-    known = {} if loading.reindex else source_states(store_dir)
+    known = {} if loading.reindex else _stored_states(store_dir)
     for manifest, entry in pairs:
         summary = Summary(command="index", corpus=entry.corpus, source=entry.state.source)
         outcomes.summaries.append(summary)
@@ -266,7 +268,7 @@ def index_manifests(
             continue
         outcomes.tell(header)
         try:
-            _load(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
+            load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
                   talk=talk, state=entry.state)  # fmt: skip
             outcomes.counts["loaded"] += 1
         except FlattenError as exc:
