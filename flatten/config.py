@@ -168,7 +168,26 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
     found = config_path(path)
     if found is None:
         return {}
-    path = found
+    data = _read_yaml(found)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{found}: expected a mapping at the top level", reason="bad-config")
+    return check_config(data, found)
+
+
+def load_sources(path: str | Path) -> list[dict[str, Any]]:
+    """`--sources FILE`: entries as the config's `sources:` takes them, as a YAML list or a
+    mapping holding `sources:` (a config file itself will do), checked the same way."""
+    path = Path(path)
+    data = _read_yaml(path)
+    if isinstance(data, dict) and "sources" in data:
+        data = data["sources"]
+    return _sources(path, data)
+
+
+def _read_yaml(path: Path) -> Any:
+    """The YAML document at `path`, or a `UsageError` (reason `bad-config`) saying why not."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -184,11 +203,7 @@ def load_config(path: str | Path | None = None) -> dict[str, Any]:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as exc:
         raise UsageError(f"{path} is not valid YAML: {exc}", reason="bad-config") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: expected a mapping at the top level", reason="bad-config")
-    return check_config(data, path)
+    return data
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import islice
+from multiprocessing.pool import Pool, ThreadPool
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -69,14 +71,35 @@ def ordered_map(
         items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
     )
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
-    try:
+    with _running(pool):
         pending = deque(pool.apply_async(_run_chunk, (fn, c)) for c in islice(chunks, window))
         while pending:
             results = pending.popleft().get()
             for chunk in islice(chunks, 1):
                 pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
             yield from results
-    except BaseException:  # an error, Ctrl-C, or the consumer stopped early
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[Pool]:
+    """A pool of `workers` forked processes (they inherit the caller's state, so a task can be
+    an index into it); threads where forking is unsafe (another thread runs) or unavailable,
+    which share that state too. Stopped at the end of the block, whatever happened."""
+    if _start_method() == "fork":
+        pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
+    else:
+        pool = ThreadPool(workers)
+    with _running(pool):
+        yield pool
+
+
+@contextmanager
+def _running(pool: Pool) -> Iterator[Pool]:
+    """`pool` until the block ends: closed and joined after it, terminated at once on an
+    error, Ctrl-C, or a consumer that stopped early."""
+    try:
+        yield pool
+    except BaseException:
         pool.terminate()
         pool.join()
         raise

@@ -153,6 +153,10 @@ class Summary:
     ref: str | None = None
     commit: str | None = None
     dirty: bool | None = None  # the work tree had uncommitted changes (when the source says)
+    # A source of a many-source run skipped as unchanged since its last load (a repository whose
+    # remote names the same commit, a manifest entry the same as before): true; false when it
+    # ran; null when no such check applies (one source on the flags, flatten).
+    up_to_date: bool | None = None
     kind: str | None = None
     listing: str | None = None  # git ls-files, walk or crawl
     files: Files | None = None
@@ -188,6 +192,13 @@ class Summary:
         self.timings.flatten = run.seconds
         if run.error is not None and self.error is None:
             self.ok, self.error = False, run.error
+
+    def add_state(self, state: Any, up_to_date: bool) -> None:
+        """What a many-source run knows of a source (`flatten.manifest.SourceState`) before or
+        without flattening it."""
+        self.up_to_date = up_to_date
+        if state is not None:
+            self.ref, self.commit = state.ref, state.commit
 
     def add_load(self, load: LoadLike, chunks_total: int) -> None:
         self.corpus = load.corpus

@@ -5,6 +5,12 @@ With embeddings configured, a store holding vectors of another identity is refus
 work (`check_identity` first, so a long flatten or crawl is not wasted); after the load, every
 chunk without a vector is embedded, resumably. A failure while embedding comes after a load that
 happened: the `EmbeddingError` carries the `IngestReport` so far as `exc.ingest`.
+
+What a corpus was made from (text the caller gives: `flatten.manifest.SourceState` as JSON,
+with source, ref, commit, settings and the JSONL's sha256) is kept in `corpora.origin` once its
+load (and embedding) succeeded; any other load of the corpus clears it. `ingest` skips a
+repository whose remote still names that commit, `index --manifests` a manifest entry equal
+to it.
 """
 
 from __future__ import annotations
@@ -67,9 +73,11 @@ def ingest_files(
     on_loaded: Callable[[LoadReport], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     streams: Collection[Path] = (),
+    state: str | None = None,
 ) -> IngestReport:
     """Load JSONL files into `corpus`, then embed what has no vector yet. `streams`: the files
-    that came through a pipe, loaded only when framed as `load_files` says."""
+    that came through a pipe, loaded only when framed as `load_files` says. `state`: what the
+    files were made from, recorded once all of that succeeded."""
     check_corpus_name(corpus)
     refuse_other_identity(store_dir, options)
     with Store.open(store_dir, busy_timeout=options.wait) as store:
@@ -92,7 +100,23 @@ def ingest_files(
                 exc.ingest = report  # type: ignore[attr-defined]
                 raise
             report.vectors_pending = _pending_vectors(store)
+        if state is not None:
+            with store.write() as db:
+                db.execute("UPDATE corpora SET origin = ? WHERE name = ?",
+                           (state, corpus))  # fmt: skip
     return report
+
+
+def source_states(store_dir: str | Path | None) -> dict[str, str]:
+    """What each corpus of the store was last made from (the text `ingest_files` was given),
+    by corpus name; empty without a store."""
+    try:
+        store = Store.open(store_dir, readonly=True)
+    except StoreError:
+        return {}
+    with store:
+        rows = store.db.execute("SELECT name, origin FROM corpora WHERE origin IS NOT NULL")
+        return dict(rows.fetchall())
 
 
 def _corpus_chunks(store: Store, corpus: str) -> int:

@@ -306,7 +306,8 @@ def _apply(
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     db.execute(
         "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at",
+        # origin: what the corpus was made from (index.ingest.record_state), no longer known
+        "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
         (corpus, now),
     )
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]

@@ -28,7 +28,8 @@ COUNTS = {"added": int, "updated": int, "unchanged": int, "removed": int, "malfo
 SHAPE: dict[str, Any] = {
     "schema": int, "command": str, "ok": bool, "corpus": (str, None), "source": (str, None),
     "sourceExpanded": (dict, None), "repoUrl": (str, None), "ref": (str, None),
-    "commit": (str, None), "dirty": (bool, None), "kind": (str, None), "listing": (str, None),
+    "commit": (str, None), "dirty": (bool, None), "upToDate": (bool, None), "kind": (str, None),
+    "listing": (str, None),
     "files": ({"seen": int, "kept": int, "skipped": int, "skippedByReason": dict,
                "bytesRead": int}, None),
     "slices": ({"total": int, "byKind": dict}, None),
@@ -369,7 +370,11 @@ def test_a_bare_ingest_refreshes_every_configured_source(tmp_path, docs_repo):
     assert notes["files"]["kept"] == 2 and notes["files"]["skippedByReason"] == {"excluded": 1}
     assert handbook["files"]["kept"] == 2 and handbook["commit"]
     again = run_cli("ingest", "--store", tmp_path / "s", "--json", cwd=tmp_path)
-    assert [json.loads(x)["load"]["unchanged"] for x in again.stdout.splitlines()] == [2, 2]
+    notes, handbook = [json.loads(x) for x in again.stdout.splitlines()]
+    # The folder is flattened again (all unchanged); the repository, whose remote names the
+    # commit of its last load, is not even cloned.
+    assert notes["load"]["unchanged"] == 2 and notes["upToDate"] is None
+    assert handbook["upToDate"] is True and handbook["load"] is None
 
 
 def test_one_failing_source_does_not_stop_the_others(tmp_path, docs_repo):

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Refresh a docs-flatten index: every source listed in docs-flatten.yaml, one after another, each
-# a whole snapshot of its own corpus (unchanged documents are skipped, so a warm store is quick).
+# Refresh a docs-flatten index: every source listed in docs-flatten.yaml, several at a time, each
+# a whole snapshot of its own corpus (a repository whose remote has not moved since its last load
+# is not cloned, and unchanged documents are skipped, so a warm store is quick). For hundreds of
+# repositories spread over a CI matrix, see github-actions-shards.yml.
 # Both CI recipes (github-actions.yml, gitlab-ci.yml) call this one script; the tests run it on a
 # local git repository.
 #

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from flatten.cli.jobs import Job, flatten_settings, plan, rerun_with
+from flatten.cli.jobs import flatten_settings, plan, rerun_with
+from flatten.cli.loading import Run, failure_summary, ingest_options, load_into, summarized
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
@@ -45,114 +42,21 @@ from flatten.cli.options import (
     TokenEnv,
     Url,
     Workers,
-    close,
     corpus_name,
-    crawl_options,
-    embedding_config,
     read_config,
     settings_options,
-    source_records,
 )
-from flatten.cli.output import error_lines, json_line, say
-from flatten.config import SOURCE_KEYS
+from flatten.cli.output import say
+from flatten.config import SOURCE_KEYS, load_sources
 from flatten.corpus_names import root_corpus
-from flatten.errors import FlattenError, UsageError
+from flatten.errors import UsageError
+from flatten.manifest import find_manifests
+from flatten.parallel import default_workers
 from flatten.pipeline import flatten_root
-from flatten.progress import Progress
 from flatten.report import RunReport
+from flatten.shards import Shard, parse_shard, pick
 from flatten.summary import Summary
-from index.ingest import IngestOptions, IngestReport, ingest_files, refuse_other_identity
-from index.loader import LoadReport, spool_records, spool_stdin, stdin_is_stream
-from index.snapshot import TooManyRemovals, parse_limit
-from index.vectors.client import EmbeddingError
-
-
-@contextlib.contextmanager
-def summarized(summary: Summary, as_json: bool) -> Iterator[Summary]:
-    """Fill `summary` in the block; with --json print it on stdout whatever happens (a failed
-    run prints `ok: false` and its error before the error's own lines on stderr)."""
-    started = time.perf_counter()
-    try:
-        yield summary
-    except BaseException as exc:
-        summary.fail(exc)
-        raise
-    finally:
-        summary.timings.total = time.perf_counter() - started
-        if as_json:
-            json_line(summary)
-
-
-def _add_ingest(summary: Summary, report: IngestReport) -> None:
-    summary.add_load(report.load, report.chunks_total)
-    if report.vectors is not None:
-        summary.add_vectors(report.vectors, report.vectors_pending)
-
-
-def _load(
-    store_dir: str | None,
-    files: list[Path],
-    corpus: str,
-    options: IngestOptions,
-    summary: Summary,
-    *,
-    talk: bool,
-    streams: list[Path] | None = None,
-) -> None:
-    """Load, then (with embeddings configured) embed what has no vector yet; say what was done
-    on stderr and in `summary`."""
-    progress = Progress("embedding", enabled=talk)
-
-    def loaded(report: LoadReport) -> None:
-        if talk:
-            say(report.summary())
-        if options.embedding is not None:
-            stack.enter_context(progress)  # the bar shows while embedding, not while loading
-
-    def embedded(done: int, total: int) -> None:
-        progress.update(done, total, "texts")
-
-    try:
-        with contextlib.ExitStack() as stack:
-            report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
-                                  progress=embedded, streams=streams or ())  # fmt: skip
-    except TooManyRemovals as exc:
-        exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
-        raise
-    except EmbeddingError as exc:
-        if exc.report is not None and exc.report.embedded:
-            say(exc.report.summary(), err=True)
-            exc.hint = (exc.hint + "; " if exc.hint else "") + (
-                f"the {exc.report.embedded:,} vectors embedded before the failure are kept: "
-                "run the same command again to resume"
-            )
-        ingest = getattr(exc, "ingest", None)
-        if ingest is not None:  # the load happened: the summary says so
-            summary.add_load(ingest.load, ingest.chunks_total)
-            if exc.report is not None:
-                summary.add_vectors(exc.report, ingest.vectors_pending)
-        raise
-    _add_ingest(summary, report)
-    if talk and report.vectors is not None:
-        say(report.vectors.summary())
-
-
-def _ingest_options(
-    store_dir: str | None, settings: dict[str, Any], no_embed: bool, base_url: str | None,
-    model: str | None, api_key_env: str | None, *, partial: bool, reindex: bool, wait: float,
-    max_delete: str | int | None,
-) -> IngestOptions:  # fmt: skip
-    """The load settings from the flags; vectors of another identity refused here, before any
-    flattening or crawling."""
-    embedding = None
-    if not no_embed:
-        embedding = embedding_config(settings, base_url, model, api_key_env)
-    options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
-                            reindex_command=rerun_with("--reindex"),
-                            max_delete=parse_limit(max_delete))  # fmt: skip
-    refuse_other_identity(store_dir, options)
-    return options
-
+from index.loader import spool_records, spool_stdin, stdin_is_stream
 
 Partial = Annotated[
     bool,
@@ -194,15 +98,29 @@ OptionalCorpus = Annotated[
 ]
 
 
+Manifests = Annotated[
+    Path | None,
+    typer.Option(
+        "--manifests",
+        metavar="DIR",
+        show_default=False,
+        help="Load every corpus the shards' manifests below DIR list (`ingest --shard i/n --out "
+        "DIR` writes them), each JSONL checked against its sha256; a corpus whose entry is "
+        "unchanged since its last load is skipped.",
+    ),
+]
+
+
 def index_command(
     paths: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             metavar="PATH",
             show_default=False,
             help="JSONL files, - for stdin, or directories (flattened on the fly).",
         ),
-    ],
+    ] = None,
+    manifests: Manifests = None,
     corpus: OptionalCorpus = None,
     store_dir: StoreDir = None,
     reindex: Reindex = False,
@@ -225,12 +143,17 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
+    if manifests is not None or not paths:
+        _index_manifests(paths, manifests, corpus, store_dir, config, reindex, partial,
+                         max_delete, wait, no_embed, base_url, model, api_key_env,
+                         as_json=as_json, quiet=quiet)  # fmt: skip
+        return
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
         settings = read_config(config)
         name = corpus or _index_corpus(paths)
         summary.corpus = name
-        loading = _ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
+        loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                                   partial=partial, reindex=reindex, wait=wait,
                                   max_delete=max_delete)  # fmt: skip
         flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
@@ -262,11 +185,36 @@ def index_command(
                 summary.add_run(run)
                 if not quiet:
                     say(run.summary(), err=True)
-            _load(store_dir, files, name, loading, summary, talk=not as_json and not quiet,
+            load_into(store_dir, files, name, loading, summary, talk=not as_json and not quiet,
                   streams=streams)  # fmt: skip
         finally:
             for path in temporary:
                 path.unlink(missing_ok=True)
+
+
+def _index_manifests(
+    paths: list[str] | None, manifests: Path | None, corpus: str | None, store_dir: str | None,
+    config: Path | None, reindex: bool, partial: bool, max_delete: str | None, wait: float,
+    no_embed: bool, base_url: str | None, model: str | None, api_key_env: str | None, *,
+    as_json: bool, quiet: bool,
+) -> None:  # fmt: skip
+    """`index --manifests DIR` (see flatten.cli.many); a usage error for PATHs beside it, or
+    for neither."""
+    from flatten.cli.many import index_manifests
+
+    with failure_summary("index", as_json):
+        if manifests is None:
+            raise UsageError("give JSONL files, folders or - (stdin), or --manifests DIR",
+                             reason="no-source")  # fmt: skip
+        if paths or corpus is not None:
+            raise UsageError("--manifests DIR names every corpus itself: give no PATH and no "
+                             "--corpus beside it", reason="bad-source")  # fmt: skip
+        settings = read_config(config)
+        loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
+                                  partial=partial, reindex=reindex, wait=wait,
+                                  max_delete=max_delete)  # fmt: skip
+        found = find_manifests(manifests)
+    index_manifests(found, store_dir, loading, as_json=as_json, quiet=quiet)
 
 
 def _index_corpus(paths: list[str]) -> str:
@@ -316,6 +264,10 @@ def ingest_command(
     max_delete: MaxDelete = None,
     wait: Wait = 60.0,
     config: Config = None,
+    sources: SourcesFile = None,
+    jobs: Jobs = 0,
+    shard: ShardOption = None,
+    out: Out = None,
     no_embed: NoEmbed = False,
     base_url: BaseUrl = None,
     model: Model = None,
@@ -325,88 +277,53 @@ def ingest_command(
 ) -> None:
     """Flatten a folder, repository or docs site and index it: the one-liner for CI.
 
-    Without --root, --repo or --url, every source the config lists is refreshed, one after
-    another, each into its own corpus."""
+    Without --root, --repo or --url, every source the config (or --sources FILE) lists is
+    refreshed, --jobs at a time, each into its own corpus; a repository whose remote still
+    names the commit of its last load is skipped without cloning. --shard i/n takes one
+    matrix job's share of them; --out DIR writes JSONL and a manifest for `index --manifests`
+    instead of loading."""
     values = {k: v for k, v in locals().items() if k in SOURCE_KEYS}
-    try:
+    with failure_summary("ingest", as_json):  # before any source ran: one summary says why
         settings = read_config(config)
-        jobs = plan(values, settings)
-    except FlattenError as exc:  # before any source ran: one summary says why
-        if as_json:
-            failed = Summary(command="ingest")
-            failed.fail(exc)
-            json_line(failed)
-        raise
-    run = _Run(store_dir=store_dir, settings=settings, header=header, workers=workers,
+        if sources is not None:
+            settings = {**settings, "sources": load_sources(sources)}
+        planned = plan(values, settings)
+        chosen: Shard | None = parse_shard(shard) if shard is not None else None
+        if chosen is not None:
+            planned = pick(planned, lambda job: job.corpus, chosen)
+    run = Run(store_dir=store_dir, settings=settings, header=header, workers=workers,
                reindex=reindex, wait=wait, no_embed=no_embed, base_url=base_url, model=model,
                api_key_env=api_key_env, as_json=as_json, quiet=quiet)  # fmt: skip
-    if len(jobs) == 1:
-        run.ingest(jobs[0])
+    if len(planned) == 1 and planned[0].where == "flags" and out is None and chosen is None:
+        run.ingest(planned[0])
         return
-    failed = []
-    for job in jobs:  # one after another, in one process: the seam for a pool or shards later
-        if not quiet:
-            say(f"{job.where}: {job.kind} {job.source} -> corpus {job.corpus}", err=True)
-        try:
-            run.ingest(job)
-        except FlattenError as exc:  # said, and the next source still runs
-            for line in error_lines(exc):
-                say(line, err=True)
-            failed.append(exc.exit_code)
-    if failed:
-        say(f"error: {len(failed)} of {len(jobs)} sources failed", err=True)
-        raise typer.Exit(max(failed))
+    from flatten.cli.many import ingest_many
+
+    ingest_many(run, planned, workers=jobs or default_workers(), out=out, shard=chosen)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What every job of one `ingest` shares: the store, the config, the flags not per source."""
-
-    store_dir: str | None
-    settings: dict[str, Any]
-    header: list[str] | None
-    workers: int
-    reindex: bool
-    wait: float
-    no_embed: bool
-    base_url: str | None
-    model: str | None
-    api_key_env: str | None
-    as_json: bool
-    quiet: bool
-
-    def ingest(self, job: Job) -> None:
-        """Flatten one source and load it into its corpus; its summary on stdout with --json."""
-        v = job.value
-        summary = Summary(command="ingest", corpus=job.corpus, source=job.source)
-        with summarized(summary, self.as_json):
-            loading = _ingest_options(self.store_dir, self.settings, self.no_embed,
-                                      self.base_url, self.model, self.api_key_env, partial=False,
-                                      reindex=self.reindex, wait=self.wait,
-                                      max_delete=v("max_delete"))  # fmt: skip
-            options = settings_options(job.settings, self.workers, self.settings)
-            crawling = crawl_options(v("url"), v("scope"), v("max_pages"), v("max_depth"),
-                                     v("concurrency"), v("delay"), v("timeout"),
-                                     str(v("max_page_size")), v("ignore_robots"),
-                                     v("no_sitemap"), self.header)  # fmt: skip
-            report = RunReport(source=job.source)
-            talk = not self.quiet and not self.as_json
-            try:
-                with Progress("ingest", enabled=not self.quiet) as progress:
-                    root = v("root")
-                    records = source_records(Path(root) if root is not None else None,
-                                             v("repo"), v("ref"), v("subdir"), v("token_env"),
-                                             options, report, progress, url=v("url"),
-                                             crawling=crawling)  # fmt: skip
-                    try:
-                        spooled = spool_records(records)
-                    finally:
-                        close(records)
-            finally:
-                summary.add_run(report)  # what was seen, even when the flatten failed
-            try:
-                if talk:
-                    say(report.summary(), err=True)
-                _load(self.store_dir, [spooled], job.corpus, loading, summary, talk=talk)
-            finally:
-                spooled.unlink(missing_ok=True)
+SourcesFile = Annotated[
+    Path | None,
+    typer.Option("--sources", metavar="FILE", show_default=False,
+                 help="Sources to ingest instead of the config's: a YAML list of entries as "
+                 "the config's sources: takes them (or a file with a sources: list)."),
+]  # fmt: skip
+Jobs = Annotated[
+    int,
+    typer.Option("--jobs", "-j", min=0, metavar="N", show_default=False,
+                 help="Sources flattened at a time, each in a worker process; the loads run "
+                 "in this one \\[default: one per core]."),
+]  # fmt: skip
+ShardOption = Annotated[
+    str | None,
+    typer.Option("--shard", metavar="i/n", show_default=False,
+                 help="Take shard i of n of the sources (a stable share by a hash of each "
+                 "corpus name: one per CI matrix job)."),
+]  # fmt: skip
+Out = Annotated[
+    Path | None,
+    typer.Option("--out", metavar="DIR", show_default=False,
+                 help="Write each source's JSONL and the shard's manifest into DIR instead of "
+                 "loading them (`index --manifests` loads them); a source whose remote has not "
+                 "moved since DIR's last manifest is not cloned again."),
+]  # fmt: skip

@@ -352,17 +352,21 @@ def source_records(
             "give exactly one of --root DIR, --repo URL or --url URL", reason="bad-source"
         )
     if url is not None:
-        if ref or subdir or token_env:
-            raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")
+        check_repo_only("url", ref, subdir, token_env)
         return flatten_url(url, options, report, crawl_options=crawling)
     if root is not None:
-        if ref or subdir or token_env:
-            raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")
+        check_repo_only("root", ref, subdir, token_env)
         return flatten_root(root, options, report, on_progress=on_progress)
     assert repo is not None
     return flatten_repo(
         repo, ref, options, report, subdir=subdir, token_env=token_env, on_progress=on_progress
     )
+
+
+def check_repo_only(kind: str, ref: str | None, subdir: str | None, token_env: str | None) -> None:
+    """`UsageError` for a repository's settings on a source of another `kind`."""
+    if kind != "repo" and (ref or subdir or token_env):
+        raise UsageError("--ref, --subdir and --token-env go with --repo", reason="bad-source")
 
 
 def close(records: Iterator[Record]) -> None:

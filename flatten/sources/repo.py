@@ -143,6 +143,34 @@ def list_remote(remote: str, env: dict[str, str], secrets: tuple[str, ...]) -> R
     return RemoteRefs(default, branches, tags)
 
 
+def _access(url: str, token_env: str | None) -> tuple[str, dict[str, str], tuple[str, ...]]:
+    """The URL git should use, its environment (the token, if any, as a header) and the
+    secrets to keep out of messages."""
+    token = None
+    if token_env:
+        token = os.environ.get(token_env)
+        if not token:
+            raise UsageError(
+                f"--token-env {token_env}: that environment variable is not set",
+                reason="token-missing",
+            )
+    return _remote(url), git_env(token), (token,) if token else ()
+
+
+def remote_commit(url: str, ref: str | None = None, *, token_env: str | None = None) -> str | None:
+    """The commit `ref` (default: the remote's default branch) names, from `git ls-remote`
+    alone, without cloning; None when the listing cannot tell (a short SHA, an unknown ref:
+    the clone then says what is wrong). An unreachable remote fails as `clone` would."""
+    remote, env, secrets = _access(url, token_env)
+    if ref is not None and len(ref) == 40 and _HEX.match(ref):
+        return ref.lower()  # a full SHA names itself
+    refs = list_remote(remote, env, secrets)
+    name = ref or refs.default_branch
+    if name is None:
+        return None
+    return refs.branches.get(name) or refs.tags.get(name)
+
+
 @contextmanager
 def clone(
     url: str,
@@ -153,17 +181,7 @@ def clone(
 ) -> Iterator[Checkout]:
     """Clone `url` at `ref` (default: the remote's default branch); yield the checkout."""
     subdir = validate_subdir(subdir)
-    token = None
-    if token_env:
-        token = os.environ.get(token_env)
-        if not token:
-            raise UsageError(
-                f"--token-env {token_env}: that environment variable is not set",
-                reason="token-missing",
-            )
-    remote = _remote(url)
-    secrets = (token,) if token else ()
-    env = git_env(token)
+    remote, env, secrets = _access(url, token_env)
     refs = list_remote(remote, env, secrets)
     if not refs.branches and not refs.tags:
         raise SourceError(

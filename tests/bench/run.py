@@ -24,6 +24,7 @@ import devset
 import index_bench
 import mcp_bench
 import real_repo
+import shards_bench
 import vector_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -240,11 +241,17 @@ def print_hybrid(runs: list[vector_bench.VectorMeasurement]) -> None:
     )  # fmt: skip
 
 
+def print_shards(runs: list[shards_bench.ShardRun]) -> None:
+    print(f"\n{shards_bench.REPOS} git repositories (file://), one corpus each")
+    print_table([("run", 45), ("--jobs", 6), ("s", 7), ("exit", 4)],
+                [(r.name, r.jobs, f"{r.seconds:.2f}", r.code) for r in runs])  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
-    parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset"],
+    parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset", "shards"],
                         help="run one part alone (and write no JSON); hybrid needs index's "
                         "stores in --workdir")  # fmt: skip
     parser.add_argument(
@@ -268,6 +275,9 @@ def main() -> None:
         return
     if args.only == "devset":
         print_devset(devset_scores())
+        return
+    if args.only == "shards":
+        print_shards(shards_bench.measure_shards(work))
         return
     runs = [
         ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),

@@ -1,0 +1,277 @@
+"""Many corpora in one run: `ingest` over the configured sources (`--jobs`, `--shard`, `--out`)
+and `index --manifests DIR`.
+
+Each source is flattened by `flatten.fanout` (several at a time) and loaded here, in this one
+process, into its own corpus; with `--out` its JSONL and a manifest are written instead. What
+the user reads: a block per source on stderr as it finishes, one run summary per source on
+stdout with --json (in the sources' order, whatever order they finished in), and a last line
+with the counts. A source that fails is said and counted; the others still run; the exit code
+is the worst of theirs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from flatten import __version__
+from flatten.cli.jobs import Job
+from flatten.cli.loading import Run, ingest_options, load_into
+from flatten.cli.options import check_repo_only, crawl_options, settings_options
+from flatten.cli.output import error_lines, json_line, say
+from flatten.errors import FlattenError, OutputError
+from flatten.fanout import SourceSpec, flatten_many
+from flatten.manifest import (
+    Entry,
+    Manifest,
+    ManifestError,
+    SourceState,
+    jsonl_name,
+    manifest_name,
+    read_manifest,
+    settings_digest,
+    verify,
+    write_manifest,
+)
+from flatten.shards import Shard
+from flatten.summary import Summary
+from index.ingest import source_states
+
+if TYPE_CHECKING:
+    from index.ingest import IngestOptions
+
+# Settings that do not shape the records: a change to them needs no new flatten.
+_NOT_SHAPING = ("corpus", "max_delete", "token_env")
+
+
+@dataclass
+class Outcomes:
+    """The run's per-source summaries (in the sources' order) and what became of each."""
+
+    as_json: bool
+    quiet: bool
+    summaries: list[Summary] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    exit_codes: list[int] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+
+    def tell(self, text: str) -> None:
+        if not self.quiet and not self.as_json:
+            say(text, err=True)
+
+    def fail(self, summary: Summary, header: str, exc: FlattenError) -> None:
+        summary.fail(exc)
+        self.counts["failed"] += 1
+        self.exit_codes.append(exc.exit_code)
+        say(header, err=True)
+        for line in error_lines(exc):
+            say(line, err=True)
+
+    def finish(self, what: str) -> None:
+        """The JSON summaries, the counts line, and the exit code of the worst failure."""
+        if self.as_json:
+            for summary in self.summaries:
+                json_line(summary)
+        total = len(self.summaries)
+        parts = [f"{n:,} {name}" for name, n in sorted(self.counts.items()) if n]
+        seconds = time.perf_counter() - self.started
+        if not self.quiet:
+            say(f"{what}: {total:,} sources: {', '.join(parts) or 'none'} in {seconds:.2f} s",
+                err=True)  # fmt: skip
+        if self.exit_codes:
+            say(f"error: {self.counts['failed']} of {total} sources failed", err=True)
+            raise typer.Exit(max(self.exit_codes))
+
+
+def _stored_states(store_dir: str | None) -> dict[str, SourceState]:
+    """What each corpus of the store was last made from (none for one loaded another way)."""
+    states = {name: SourceState.from_json(text) for name, text in source_states(store_dir).items()}
+    return {name: state for name, state in states.items() if state is not None}
+
+
+def spec_of(job: Job, run: Run) -> SourceSpec:
+    """What a worker needs to flatten `job`'s source; a `UsageError` for settings that do not
+    fit it, before anything runs."""
+    v = job.value
+    check_repo_only(job.kind, v("ref"), v("subdir"), v("token_env"))
+    shaping = {k: s.value for k, s in sorted(job.settings.items()) if k not in _NOT_SHAPING}
+    digest = settings_digest({"version": __version__, "settings": shaping, "header": run.header,
+                              "redaction": run.settings.get("redaction")})  # fmt: skip
+    crawling = crawl_options(v("url"), v("scope"), v("max_pages"), v("max_depth"),
+                             v("concurrency"), v("delay"), v("timeout"), str(v("max_page_size")),
+                             v("ignore_robots"), v("no_sitemap"), run.header)  # fmt: skip
+    return SourceSpec(corpus=job.corpus, kind=job.kind, source=job.source,
+                      options=settings_options(job.settings, run.workers, run.settings),
+                      settings=digest, ref=v("ref"), subdir=v("subdir"),
+                      token_env=v("token_env"), crawling=crawling)  # fmt: skip
+
+
+def _header(job: Job) -> str:
+    return f"{job.where}: {job.kind} {job.source} -> corpus {job.corpus}"
+
+
+def _previous_states(out: Path, shard: Shard | None) -> dict[str, SourceState]:
+    """The states of this shard's last manifest in `out` whose JSONL is still whole: those
+    sources need no clone when their remote has not moved (a CI cache restores `out`)."""
+    path = out / manifest_name(str(shard or "1/1"))
+    if not path.is_file():
+        return {}
+    try:
+        manifest = read_manifest(path)
+    except ManifestError:
+        return {}  # unreadable: every source is flattened again, and the manifest rewritten
+    known = {}
+    for entry in manifest.entries:
+        try:
+            verify(manifest, entry)
+        except ManifestError:
+            continue
+        known[entry.corpus] = entry.state
+    return known
+
+
+def ingest_many(
+    run: Run, jobs: list[Job], *, workers: int, out: Path | None, shard: Shard | None
+) -> None:
+    """Flatten `jobs`' sources `workers` at a time; load each into its corpus here, or with
+    `out` write its JSONL and this shard's manifest there."""
+    outcomes = Outcomes(run.as_json, run.quiet)
+    specs = [spec_of(job, run) for job in jobs]
+    by_corpus = {job.corpus: job for job in jobs}
+    summaries = {job.corpus: Summary(command="ingest", corpus=job.corpus, source=job.source)
+                 for job in jobs}  # fmt: skip
+    outcomes.summaries = list(summaries.values())
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot make --out {out}: {exc.strerror}",
+                              reason="output-unwritable") from exc  # fmt: skip
+        known = _previous_states(out, shard)
+    else:
+        known = _stored_states(run.store_dir)
+    if run.reindex:
+        known = {}
+    entries: list[Entry] = []
+    talk = not run.quiet and not run.as_json
+    for spec, result in flatten_many(specs, known, jobs=workers, out=out):
+        job, summary = by_corpus[spec.corpus], summaries[spec.corpus]
+        state = result.state
+        if result.up_to_date and state is not None:
+            summary.add_state(state, up_to_date=True)
+            summary.kind = spec.options.kind
+            outcomes.counts["up to date (not cloned)"] += 1
+            outcomes.tell(f"{_header(job)}: up to date at {(state.commit or '')[:12]} (the "
+                          "remote names the commit of its last run), not cloned")  # fmt: skip
+            if out is not None:
+                entries.append(Entry(spec.corpus, jsonl_name(spec.corpus), state))
+            continue
+        summary.add_run(result.report)
+        summary.up_to_date = False if spec.kind == "repo" else None
+        summary.timings.total = result.report.seconds
+        if result.error is not None or result.path is None or state is None:
+            assert result.error is not None
+            outcomes.fail(summary, _header(job), result.error)
+            continue
+        outcomes.tell(_header(job))
+        if talk:
+            say(result.report.summary(), err=True)
+        if out is not None:
+            entries.append(Entry(spec.corpus, result.path.name, state))
+            outcomes.counts["written"] += 1
+            outcomes.tell(f"wrote {result.path} ({state.records:,} records)")
+            continue
+        try:
+            loading = ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
+                                      run.model, run.api_key_env, partial=False,
+                                      reindex=run.reindex, wait=run.wait,
+                                      max_delete=job.value("max_delete"))  # fmt: skip
+            load_into(run.store_dir, [result.path], spec.corpus, loading, summary, talk=talk,
+                  state=state)  # fmt: skip
+            outcomes.counts["loaded"] += 1
+        except FlattenError as exc:
+            outcomes.fail(summary, _header(job), exc)
+        finally:
+            result.path.unlink(missing_ok=True)
+        summary.timings.total += summary.timings.load or 0.0
+    if out is not None:
+        _write_shard(out, shard, entries, outcomes)
+    outcomes.finish("ingest" + (f" --shard {shard}" if shard else ""))
+
+
+def _write_shard(out: Path, shard: Shard | None, entries: list[Entry], outcomes: Outcomes) -> None:
+    """This shard's manifest; then the JSONL files its previous manifest named and this one
+    does not (sources gone from the shard), so the artifact holds only what it lists."""
+    name = str(shard or "1/1")
+    path = out / manifest_name(name)
+    before: set[str] = set()
+    if path.is_file():
+        try:
+            before = {e.file for e in read_manifest(path).entries}
+        except ManifestError:
+            before = set()
+    write_manifest(out, Manifest(name, tuple(entries)))
+    for stale in sorted(before - {e.file for e in entries}):
+        (out / stale).unlink(missing_ok=True)
+    outcomes.tell(f"wrote {path} ({len(entries):,} corpora)")
+
+
+def index_manifests(
+    manifests: list[Path],
+    store_dir: str | None,
+    loading: IngestOptions,
+    *,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Load every corpus that `manifests` (`find_manifests`) list, in this one process: each
+    JSONL checked against its sha256 first, and one whose entry equals the state of the
+    corpus's last load skipped. A bad manifest, a missing or changed JSONL, or a corpus two
+    manifests claim fails that corpus alone."""
+    outcomes = Outcomes(as_json, quiet)
+    talk = not quiet and not as_json
+    pairs: list[tuple[Manifest, Entry]] = []
+    for path in manifests:
+        try:
+            manifest = read_manifest(path)
+        except ManifestError as exc:
+            failed = Summary(command="index", source=str(path))
+            outcomes.summaries.append(failed)
+            outcomes.fail(failed, f"manifest {path}", exc)
+            continue
+        pairs += [(manifest, entry) for entry in manifest.entries]
+    claims = Counter(entry.corpus for _, entry in pairs)
+    known = {} if loading.reindex else _stored_states(store_dir)
+    for manifest, entry in pairs:
+        summary = Summary(command="index", corpus=entry.corpus, source=entry.state.source)
+        outcomes.summaries.append(summary)
+        header = (
+            f"{manifest.path}: {entry.state.kind} {entry.state.source} -> corpus {entry.corpus}"
+        )
+        if claims[entry.corpus] > 1:
+            others = sorted(str(m.path) for m, e in pairs if e.corpus == entry.corpus)
+            outcomes.fail(summary, header, ManifestError(
+                f"corpus {entry.corpus!r} is in {claims[entry.corpus]} manifests "
+                f"({', '.join(others)}): not loaded, since each would replace the other",
+                reason="shared-corpus",
+                hint="keep one shard run's artifacts in --manifests DIR"))  # fmt: skip
+            continue
+        summary.add_state(entry.state, up_to_date=known.get(entry.corpus) == entry.state)
+        if summary.up_to_date:
+            outcomes.counts["unchanged (not loaded)"] += 1
+            outcomes.tell(f"{header}: unchanged since its last load, not loaded")
+            continue
+        outcomes.tell(header)
+        try:
+            load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
+                  talk=talk, state=entry.state)  # fmt: skip
+            outcomes.counts["loaded"] += 1
+        except FlattenError as exc:
+            outcomes.fail(summary, header, exc)
+        summary.timings.total = summary.timings.load or 0.0
+    outcomes.finish("index --manifests")

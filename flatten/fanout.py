@@ -1,0 +1,186 @@
+"""Many sources in one run: each flattened into its own JSONL file, `jobs` at a time.
+
+A repository whose remote still names the commit of its last run, with the same settings, is
+skipped before any clone: one `git ls-remote` (`CHECKS` of them at a time, before any worker
+starts), and the result says `up_to_date`. Results come
+back as sources finish, so the caller loads one corpus while others are still flattening; the
+caller (one process) does every load, the workers only flatten.
+
+Workers are forked processes (`flatten.parallel.worker_pool`): slicing is Python code that holds
+the GIL, so threads would run it one source at a time. With one job nothing is forked.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from multiprocessing.pool import ThreadPool
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flatten.errors import FlattenError
+from flatten.manifest import SourceState, file_sha256, jsonl_name
+from flatten.parallel import worker_pool
+from flatten.pipeline import FlattenOptions, flatten_repo, flatten_root, flatten_url
+from flatten.record import Record, encode
+from flatten.report import RunReport
+from flatten.sources.repo import remote_commit
+from flatten.sources.shorthand import expand_repo
+from flatten.writer import write_jsonl
+
+if TYPE_CHECKING:
+    from crawl.crawler import CrawlOptions
+
+CHECKS = 16  # `git ls-remote`s at a time: they wait on the remote, not on this machine's cores
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One source of the run, with everything a worker needs to flatten it."""
+
+    corpus: str
+    kind: str  # repo, root or url
+    source: str
+    options: FlattenOptions
+    settings: str  # `flatten.manifest.settings_digest` of the settings that shape its records
+    ref: str | None = None
+    subdir: str | None = None
+    token_env: str | None = None
+    crawling: CrawlOptions | None = None
+
+
+@dataclass
+class Flattened:
+    """One source's outcome: its JSONL and state, or why it failed, or that it is up to date."""
+
+    report: RunReport = field(default_factory=RunReport)
+    path: Path | None = None  # the JSONL (a temporary file without an output folder)
+    state: SourceState | None = None  # what the JSONL was made from (the known one if up to date)
+    up_to_date: bool = False  # skipped: the remote names the commit of the last run
+    error: FlattenError | None = None
+
+
+def records_of(spec: SourceSpec, report: RunReport) -> Iterator[Record]:
+    if spec.kind == "url":
+        return flatten_url(spec.source, spec.options, report, crawl_options=spec.crawling)
+    if spec.kind == "root":
+        return flatten_root(spec.source, spec.options, report)
+    return flatten_repo(spec.source, spec.ref, spec.options, report, subdir=spec.subdir,
+                        token_env=spec.token_env)  # fmt: skip
+
+
+def unchanged_commit(spec: SourceSpec, known: SourceState | None) -> str | None:
+    """The commit of a repository source whose remote still names `known`'s commit (and whose
+    settings are `known`'s); None when it must be flattened."""
+    if spec.kind != "repo" or known is None:
+        return None
+    if (known.kind, known.source, known.settings) != (spec.kind, spec.source, spec.settings):
+        return None
+    commit = remote_commit(expand_repo(spec.source) or spec.source, spec.ref,
+                           token_env=spec.token_env)  # fmt: skip
+    return commit if commit is not None and commit == known.commit else None
+
+
+def check_one(spec: SourceSpec, known: SourceState | None) -> Flattened | None:
+    """The result of a source found up to date (or whose remote failed to answer); None when
+    it must be flattened."""
+    result = Flattened(RunReport(source=spec.source, kind=spec.options.kind))
+    try:
+        if unchanged_commit(spec, known) is None:
+            return None
+    except FlattenError as exc:
+        result.report.fail(exc)
+        result.error = exc
+        return result
+    result.up_to_date, result.state = True, known
+    return result
+
+
+def flatten_one(spec: SourceSpec, known: SourceState | None, out: Path | None) -> Flattened:
+    """Flatten `spec` into `out/<jsonl_name>` (or a temporary file), unless `known` shows it
+    unchanged; a `FlattenError` is the result's, not raised."""
+    checked = check_one(spec, known)
+    if checked is not None:
+        return checked
+    result = Flattened(RunReport(source=spec.source, kind=spec.options.kind))
+    try:
+        if out is not None:
+            path = out / jsonl_name(spec.corpus)
+        else:
+            fd, name = tempfile.mkstemp(prefix="docs-flatten-source-", suffix=".jsonl")
+            os.close(fd)
+            path = Path(name)
+        try:
+            records = records_of(spec, result.report)
+            count = write_jsonl(records, path, encode)
+        except BaseException:
+            if out is None:
+                path.unlink(missing_ok=True)
+            raise
+        origin = result.report.provenance
+        result.path = path
+        result.state = SourceState(spec.kind, spec.source, origin.ref, origin.commit,
+                                   spec.settings, count, file_sha256(path))  # fmt: skip
+    except FlattenError as exc:
+        result.report.fail(exc)
+        result.error = exc
+    return result
+
+
+# The run's sources, set before the workers fork so each task is only an index (the options'
+# compiled patterns need no pickling).
+_RUN: tuple[Sequence[SourceSpec], Mapping[str, SourceState], Path | None] = ((), {}, None)
+
+
+def _task(index: int) -> tuple[int, Flattened]:
+    specs, known, out = _RUN
+    spec = specs[index]
+    return index, flatten_one(spec, known.get(spec.corpus), out)
+
+
+def flatten_many(
+    specs: Sequence[SourceSpec],
+    known: Mapping[str, SourceState],
+    *,
+    jobs: int = 1,
+    out: Path | None = None,
+) -> Iterator[tuple[SourceSpec, Flattened]]:
+    """Flatten every source (`known`: the state of each corpus's last run, by corpus), `jobs`
+    at a time, yielding each result as it finishes. A worker flattens a whole tree itself
+    (its own `workers` are 1): `jobs` is the run's parallelism."""
+    global _RUN
+    checked = _checked(specs, known)
+    for index, result in sorted(checked.items()):
+        yield specs[index], result
+    todo = [i for i in range(len(specs)) if i not in checked]
+    if jobs > 1:
+        specs = [replace(s, options=replace(s.options, workers=1)) for s in specs]
+    _RUN = (specs, {}, out)  # every known state was checked above
+    try:
+        if jobs <= 1 or len(todo) <= 1:
+            for index in todo:
+                yield specs[index], _task(index)[1]
+            return
+        with worker_pool(min(jobs, len(todo))) as pool:
+            for index, result in pool.imap_unordered(_task, todo):
+                yield specs[index], result
+    finally:
+        _RUN = ((), {}, None)
+
+
+def _checked(specs: Sequence[SourceSpec], known: Mapping[str, SourceState]) -> dict[int, Flattened]:
+    """The sources found up to date (or whose remote did not answer), by index: `CHECKS`
+    `git ls-remote`s at a time, in threads (each waits on git, and on the network for a real
+    remote), before any worker starts, so a run where nothing moved forks none."""
+    candidates = [i for i, s in enumerate(specs) if s.kind == "repo" and s.corpus in known]
+    if not candidates:
+        return {}
+
+    def check(index: int) -> Flattened | None:
+        return check_one(specs[index], known[specs[index].corpus])
+
+    with ThreadPool(min(CHECKS, len(candidates))) as pool:
+        results = pool.map(check, candidates)
+    return {i: r for i, r in zip(candidates, results, strict=True) if r is not None}
