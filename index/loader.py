@@ -306,7 +306,7 @@ def _apply(
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     db.execute(
         "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
-        # origin: what the corpus was made from (index.ingest.record_state), no longer known
+        # origin: what the corpus was made from (ingest_files' `state`), no longer known
         "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
         (corpus, now),
     )
