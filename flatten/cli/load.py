@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -53,18 +53,17 @@ from flatten.cli.options import (
     settings_options,
     source_records,
 )
-from flatten.cli.output import error_lines, json_line, say
+from flatten.cli.output import add_cli_hint, error_lines, json_line, say
 from flatten.config import SOURCE_KEYS
 from flatten.corpus_names import root_corpus
 from flatten.errors import FlattenError, UsageError
-from flatten.pipeline import flatten_root
 from flatten.progress import Progress
-from flatten.report import RunReport
 from flatten.summary import Summary
-from index.ingest import IngestOptions, IngestReport, ingest_files, refuse_other_identity
-from index.loader import LoadReport, spool_records, spool_stdin, stdin_is_stream
-from index.snapshot import TooManyRemovals, parse_limit
-from index.vectors.client import EmbeddingError
+
+# The pipeline and the index load when a command runs, not for --help.
+if TYPE_CHECKING:
+    from index.ingest import IngestOptions, IngestReport
+    from index.loader import LoadReport
 
 
 @contextlib.contextmanager
@@ -75,6 +74,7 @@ def summarized(summary: Summary, as_json: bool) -> Iterator[Summary]:
     try:
         yield summary
     except BaseException as exc:
+        add_cli_hint(exc)
         summary.fail(exc)
         raise
     finally:
@@ -101,6 +101,10 @@ def _load(
 ) -> None:
     """Load, then (with embeddings configured) embed what has no vector yet; say what was done
     on stderr and in `summary`."""
+    from index.ingest import ingest_files
+    from index.snapshot import TooManyRemovals
+    from index.vectors.client import EmbeddingError
+
     progress = Progress("embedding", enabled=talk)
 
     def loaded(report: LoadReport) -> None:
@@ -144,11 +148,13 @@ def _ingest_options(
 ) -> IngestOptions:  # fmt: skip
     """The load settings from the flags; vectors of another identity refused here, before any
     flattening or crawling."""
+    from index.ingest import IngestOptions, refuse_other_identity
+    from index.snapshot import parse_limit
+
     embedding = None
     if not no_embed:
         embedding = embedding_config(settings, base_url, model, api_key_env)
     options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
-                            reindex_command=rerun_with("--reindex"),
                             max_delete=parse_limit(max_delete))  # fmt: skip
     refuse_other_identity(store_dir, options)
     return options
@@ -225,6 +231,10 @@ def index_command(
     """Load JSONL records (ours or foreign) or folders into the index, incrementally.
 
     With embeddings configured, chunks without a vector are then embedded (resumably)."""
+    from flatten.pipeline import flatten_root
+    from flatten.report import RunReport
+    from index.loader import spool_records, spool_stdin, stdin_is_stream
+
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
         settings = read_config(config)
@@ -377,6 +387,9 @@ class _Run:
 
     def ingest(self, job: Job) -> None:
         """Flatten one source and load it into its corpus; its summary on stdout with --json."""
+        from flatten.report import RunReport
+        from index.loader import spool_records
+
         v = job.value
         summary = Summary(command="ingest", corpus=job.corpus, source=job.source)
         with summarized(summary, self.as_json):
