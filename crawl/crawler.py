@@ -29,8 +29,8 @@ from protego import Protego
 from crawl.charset import decode_html
 from crawl.duplicates import without_duplicates
 from crawl.extract import Unextractable, extract
+from crawl.options import CrawlOptions
 from crawl.urls import Scope, lenient_path, looks_non_html, normalize, resolve
-from flatten._version import __version__
 from flatten.classify import include_exclude_reason
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
@@ -39,32 +39,10 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
 _REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
-USER_AGENT = f"docs-flatten/{__version__} (documentation indexer)"
 
 
 class CrawlError(FlattenError):
     """The crawl could not fetch a single page."""
-
-
-@dataclass(frozen=True)
-class CrawlOptions:
-    max_pages: int = 500
-    max_depth: int = 5
-    max_page_bytes: int = 5 << 20
-    timeout: float = 15.0  # seconds for one page, all of it
-    concurrency: int = 4
-    delay: float = 0.0  # seconds between requests (robots.txt Crawl-delay can raise it)
-    retries: int = 2
-    max_retry_after: float = 30.0
-    max_crawl_delay: float = 30.0  # robots.txt may ask for more (100000, inf): capped, reported
-    respect_robots: bool = True
-    use_sitemap: bool = True
-    scope: str | None = None  # a path prefix; default: the seed's directory
-    # Globs on URL paths (`/docs/1.*`), as --include/--exclude: checked before a fetch.
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-    user_agent: str = USER_AGENT
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ _EXPORTS = {
     "OutputError": "flatten.errors",
     "SourceError": "flatten.errors",
     "UsageError": "flatten.errors",
-    "FlattenOptions": "flatten.pipeline",
+    "FlattenOptions": "flatten.options",
     "flatten_repo": "flatten.pipeline",
     "flatten_root": "flatten.pipeline",
     "flatten_url": "flatten.pipeline",
@@ -59,7 +59,8 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from flatten.errors import FlattenError, NothingToFlatten, OutputError, SourceError, UsageError
-    from flatten.pipeline import FlattenOptions, flatten_repo, flatten_root, flatten_url
+    from flatten.options import FlattenOptions
+    from flatten.pipeline import flatten_repo, flatten_root, flatten_url
     from flatten.record import PROFILES, Provenance, Record
     from flatten.report import RunReport
     from flatten.writer import write_jsonl

@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from flatten.options import KINDS  # noqa: F401  (re-exported)
 from slicers.openapi import sniff_spec
-
-KINDS = ("docs", "code", "auto")
 
 
 @dataclass(frozen=True)

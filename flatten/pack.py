@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from flatten.errors import FlattenError, UsageError
 from flatten.record import Record, place
@@ -170,6 +169,8 @@ def _cdata(text: str) -> str:
 
 
 def _attr(text: str) -> str:
+    from xml.sax.saxutils import quoteattr  # loads urllib.request: not on the CLI's start-up
+
     return quoteattr(_XML_INVALID.sub("\ufffd", text))
 
 
@@ -186,6 +187,8 @@ def xml_file(source: str, records: Sequence[Record]) -> str:
 
 
 def xml_head(title: str, tree: str) -> str:
+    from xml.sax.saxutils import escape
+
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f"<pack title={_attr(title)}>\n"

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flatten.classify import (
-    KINDS,
     NEVER_MINIFIED,
     classify_text,
     include_exclude_reason,
@@ -24,43 +23,20 @@ from flatten.classify import (
     path_skip_reason,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
-from flatten.errors import NothingToFlatten, UsageError
+from flatten.errors import NothingToFlatten
 from flatten.hashing import sha256_hex
+from flatten.options import FlattenOptions
 from flatten.parallel import ordered_map
 from flatten.record import Provenance, Record
 from flatten.report import RunReport
-from flatten.secrets import DEFAULT_RULES, REDACTION_MARK, RedactionRules, redact
+from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
-from slicers import DEFAULT_MAX_CHARS, Sliced, SliceOptions, slice_text
+from slicers import Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
-
-DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
-
-
-@dataclass(frozen=True)
-class FlattenOptions:
-    kind: str = "docs"  # docs | code | auto
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    max_chars: int = DEFAULT_MAX_CHARS
-    workers: int = 0  # 0: one per core on large trees
-    outputs: tuple[str, ...] = ()  # files this run writes (-o, --report): never read as input
-    redaction: RedactionRules = DEFAULT_RULES  # the config's additions to the built-in rules
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise UsageError(
-                f"--kind must be one of {', '.join(KINDS)}, not {self.kind!r}", reason="bad-kind"
-            )
-        if self.max_file_size <= 0:
-            raise UsageError("--max-file-size must be positive", reason="bad-size")
-        if self.max_chars < 200:
-            raise UsageError("--max-chars must be at least 200", reason="bad-size")
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from flatten.report import RunReport
+if TYPE_CHECKING:
+    from flatten.report import RunReport
 
 
 class Progress:

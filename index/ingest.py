@@ -36,7 +36,6 @@ class IngestOptions:
     reindex: bool = False  # drop the corpus (and vectors of another identity) and load afresh
     wait: float = 60.0  # seconds to wait for another writer
     embedding: EmbeddingConfig | None = None  # None: load only
-    reindex_command: str = "docs-flatten index ... --reindex"  # said when the identity differs
     max_delete: RemovalLimit = DEFAULT_LIMIT  # how much of the corpus a snapshot may remove
 
 
@@ -61,7 +60,7 @@ def refuse_other_identity(store_dir: str | Path | None, options: IngestOptions) 
     from index.vectors.storage import check_identity
 
     with store:
-        check_identity(store.db, options.embedding, options.reindex_command)
+        check_identity(store.db, options.embedding)
 
 
 def ingest_files(
@@ -93,7 +92,6 @@ def ingest_files(
 
             try:
                 report.vectors = embed_pending(store, options.embedding, reindex=options.reindex,
-                                               reindex_command=options.reindex_command,
                                                progress=progress)  # fmt: skip
             except EmbeddingError as exc:
                 report.vectors_pending = _pending_vectors(store)

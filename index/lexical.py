@@ -52,6 +52,10 @@ _FAMILY_MIN = 4  # shorter words have too many unrelated "inflections"
 
 _COMPOUND_MIN = 6  # a word shorter than this is not split
 _PART_MIN = 4  # nor into a part shorter than this
+# Nor a longer word: each cut is stemmed and looked up, so a 24,000-character query word cost
+# 48,000 stems of its length (half a minute); FTS5's stemmer leaves tokens past 64 bytes as
+# they are anyway.
+_COMPOUND_MAX = 64
 _JOINED_MIN = 2  # chunks that must hold two words written together to count as a spelling
 
 
@@ -172,7 +176,7 @@ def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> di
     splits: dict[str, list[tuple[str, str]]] = {}
     joins: list[tuple[str, str]] = []
     for word in words:
-        if word in unknown and word.isalpha() and len(word) >= _COMPOUND_MIN:
+        if word in unknown and word.isalpha() and _COMPOUND_MIN <= len(word) <= _COMPOUND_MAX:
             cuts = range(_PART_MIN, len(word) - _PART_MIN + 1)
             splits[word] = [(word[:i], word[i:]) for i in cuts]
     for word, after in itertools.pairwise(words):

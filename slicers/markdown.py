@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, replace
 
 from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
-from slicers.sections import Heading, section_spans
+from slicers.sections import Heading, section_spans, split_span
 from slicers.slug import GithubSlugger
 
 _ATX = re.compile(r"^( {0,3})(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -338,7 +338,9 @@ def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
 
     spans: list[LineSpan] = []
     if matter:
-        spans.append(LineSpan(0, matter.end, title=f"{doc_title or path} (front matter)"))
+        # Within the budget like any section: a long front matter was one slice over it.
+        matter_span = LineSpan(0, matter.end, title=f"{doc_title or path} (front matter)")
+        spans += split_span(lines, matter_span, options.max_chars)
     spans += section_spans(
         lines,
         blocks.headings,

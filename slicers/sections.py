@@ -68,11 +68,12 @@ def section_spans(
             continue
         spans.append(span)
 
-    return [piece for span in spans for piece in _split(lines, span, max_chars, protected)]
+    return [piece for span in spans for piece in split_span(lines, span, max_chars, protected)]
 
 
-def _split(
-    lines: Sequence[str], span: LineSpan, max_chars: int, protected: Sequence[tuple[int, int]]
+def split_span(
+    lines: Sequence[str], span: LineSpan, max_chars: int, protected: Sequence[tuple[int, int]] = ()
 ) -> list[LineSpan]:
+    """`span` in pieces of at most `max_chars`, cut at line ends outside `protected` ranges."""
     windows = pack_windows(lines, span.start, span.end, max_chars, protected)
     return window_spans(windows, span.title, section=span.section, anchor=span.anchor)

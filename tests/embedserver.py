@@ -11,6 +11,7 @@ import json
 import math
 import re
 import socket
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -42,9 +43,16 @@ class EmbeddingServer(Responder):
     requests: ClassVar[list[list[str]]] = []
     # texts -> vectors; the hashing embedder unless a real model is plugged in (the benchmarks)
     embedder: ClassVar[Callable[[list[str], int], list[list[float]]] | None] = None
+    # Requests still being answered: one a client gave up on (a timeout test) sleeps on and
+    # would take the next test's injected failure, as the state is the class's.
+    answering: ClassVar[int] = 0
+    _answering_lock = threading.Lock()
 
     @classmethod
     def reset(cls) -> None:
+        deadline = time.monotonic() + 30
+        while cls.answering and time.monotonic() < deadline:
+            time.sleep(0.02)
         cls.dimension, cls.delay, cls.api_key, cls.reject = 64, 0.0, None, None
         cls.fail_next, cls.requests, cls.embedder, cls.fail_at = [], [], None, {}
         cls.busy_seconds = 0.0
@@ -59,10 +67,14 @@ class EmbeddingServer(Responder):
 
     def do_POST(self) -> None:
         started = time.perf_counter()
+        with self._answering_lock:
+            type(self).answering += 1
         try:
             self._embeddings()
         finally:
             type(self).busy_seconds += time.perf_counter() - started
+            with self._answering_lock:
+                type(self).answering -= 1
 
     def _embeddings(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

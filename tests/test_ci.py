@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 
 from index.snapshot import RemovalLimit, parse_limit
 from index.store import Store
-from tests.conftest import PROJECT, assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import (
+    PROJECT,
+    CliResult,
+    assert_clean_failure,
+    jsonl,
+    record,
+    run_cli,
+    write,
+)
 
 # The summary's shape, schema 1: every key always present; a part that did not run is null.
 # (type, or a dict for a nested object, or None for "any"); `| None` marks a nullable part.
@@ -175,7 +183,7 @@ def test_stdin_and_jsonl_need_a_corpus_and_the_hint_works_as_printed(tmp_path):
     assert piped.returncode == 2 and "stdin carries no corpus name" in piped.stderr
     hint = _commands(two.stderr)[0]
     assert hint.endswith("--corpus a")
-    assert _run_hint(hint).returncode == 0
+    assert _run_hint(hint).code == 0
     with Store.open(store, readonly=True) as opened:
         assert opened.db.execute("SELECT name FROM corpora").fetchall() == [("a",)]
 
@@ -197,7 +205,7 @@ def test_a_snapshot_removing_most_of_a_corpus_stops_unless_allowed(tmp_path):
     low = run_cli("index", other, "--corpus", "docs", "--store", store, "--max-delete", "29")
     assert_clean_failure(low, 1, "past --max-delete 29")
     allowed = _run_hint(_commands(refused.stderr)[0])
-    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.code == 0, allowed.stderr
     data = json.loads(allowed.stdout)
     assert (data["load"]["removed"], data["load"]["added"]) == (30, 3)
 
@@ -244,11 +252,11 @@ def _commands(text: str) -> list[str]:
             for a, b in _COMMAND.findall(line)]  # fmt: skip
 
 
-def _run_hint(command: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _run_hint(command: str, cwd: Path | None = None) -> CliResult:
+    """The hint as a user pastes it: split as a shell would, run as the CLI."""
     args = shlex.split(command)
     assert args[0] == "docs-flatten"
-    return subprocess.run([sys.executable, "-m", "flatten", *args[1:]], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)  # fmt: skip
+    return run_cli(*args[1:], cwd=cwd)
 
 
 def _hinted_commands() -> set[str]:
@@ -293,14 +301,14 @@ def test_every_hint_naming_a_command_is_covered_and_works(tmp_path, docs_repo):
         for name, value in _PLACEHOLDERS.items():
             command = command.replace(name, value.format(**values))
         done = _run_hint(command, cwd=tmp_path)
-        assert done.returncode == 0, (command, done.stderr)
+        assert done.code == 0, (command, done.stderr)
     assert run_cli("search", "alpha", "--store", store).code == 0
     listing = _commands(run_cli("get", "nope.md", "--store", store).stderr)
     assert listing == [f"docs-flatten sources --store {store}"]
-    assert _run_hint(listing[0]).returncode == 0
+    assert _run_hint(listing[0]).code == 0
     # ingest with nothing to ingest: ingest this folder.
     ingest = _commands(run_cli("ingest", "--store", store, cwd=tmp_path / "docs").stderr)
-    assert _run_hint(ingest[0], cwd=tmp_path / "docs").returncode == 0
+    assert _run_hint(ingest[0], cwd=tmp_path / "docs").code == 0
     # A stream without the closing mark: pipe flatten into it.
     cut = subprocess.run([sys.executable, "-m", "flatten", "index", "-", "--corpus", "p",
                           "--store", str(store)], input=corpus.read_text(), capture_output=True,

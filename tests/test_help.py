@@ -25,15 +25,38 @@ _USAGE_ARTEFACTS = re.compile(r"\[\[|\]\]|\.\.\.\}\.\.\.")
 _CORPUS_COMMANDS = ("search", "eval", "match", "sources", "show", "get", "toc", "card", "stats")
 
 
-def render_help(command: str) -> str:
-    """`docs-flatten COMMAND --help` as a user sees it, wide enough for one line per option."""
+# Every command's help in one interpreter (one start-up, not one a command), with the app's
+# click command as the console script runs it.
+_RENDER_ALL = """
+import json, sys
+from click.testing import CliRunner
+from typer.main import get_command
+from flatten.cli.app import app
+group = get_command(app)
+answers = {name: CliRunner().invoke(group, [name, "--help"], prog_name="python -m flatten")
+           for name in sys.argv[1:]}
+print(json.dumps({name: [a.exit_code, a.stdout, a.stderr] for name, a in answers.items()}))
+"""
+
+
+def render_helps(commands: list[str]) -> dict[str, str]:
+    """`docs-flatten COMMAND --help` as a user sees it, wide enough for one line per option, in
+    an environment of only these variables (no colour forced by CI's)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "flatten", command, "--help"],
+        [sys.executable, "-c", _RENDER_ALL, *commands],
         capture_output=True, text=True, timeout=120, cwd=PROJECT,
         env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    helps = {}
+    for name, (code, stdout, stderr) in json.loads(proc.stdout).items():
+        assert code == 0, (name, stderr)
+        helps[name] = stdout
+    return helps
+
+
+def render_help(command: str) -> str:
+    return render_helps([command])[command]
 
 
 def text_artefacts(command: str, text: str) -> list[str]:
@@ -83,8 +106,8 @@ def declaration_artefacts() -> list[str]:
 
 def all_artefacts() -> list[str]:
     found = declaration_artefacts()
-    for name, _command, _settings in COMMANDS:
-        found += text_artefacts(name, render_help(name))
+    for name, text in render_helps([name for name, _command, _settings in COMMANDS]).items():
+        found += text_artefacts(name, text)
     return found
 
 

@@ -219,6 +219,24 @@ def test_a_huge_query_still_gets_its_results(knowledge):
     assert len(json.dumps(found, ensure_ascii=False).encode()) <= OUTPUT_CAP
 
 
+def test_a_long_unknown_query_word_is_not_tried_as_every_compound(store_dir):
+    """Each cut of an unknown word into two words is stemmed and looked up: a 24,000-letter
+    word cost 48,000 stems of its own length (half a minute for one MCP search)."""
+    from index.lexical import Vocabulary, compounds
+
+    asked: list[str] = []
+
+    class Counting(Vocabulary):
+        def docs(self, terms: list[str]) -> dict[str, int]:
+            asked.extend(terms)
+            return super().docs(terms)
+
+    word = "x" * 2_000
+    with Store.open(store_dir, readonly=True) as opened:
+        assert compounds(Counting(opened.db), [word, "docker"], {word}) == {}
+    assert len(asked) <= 2  # the join of the two words, and nothing per cut
+
+
 def test_enumerate_considers_a_bounded_number_of_words_and_says_so(knowledge):
     words = " ".join(["zebra"] + [f"word{n}" for n in range(100_000)])
     answer = knowledge.enumerate(words)

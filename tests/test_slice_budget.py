@@ -68,6 +68,14 @@ def test_every_slicer_keeps_the_invariant_with_long_lines(lines, fmt_lang, max_c
     assert_covers(text, sliced, max_chars=None if lang == "python" else max_chars)
 
 
+def test_a_front_matter_longer_than_the_budget_is_cut_like_a_section():
+    # Found by the property test above: front matter was one slice, whatever its size.
+    text = "---\n" + "summary: " + "a" * 300 + "\nother: b\n---\nBody.\n"
+    sliced = slice_text("markdown", text, "p.md", SliceOptions(200))
+    assert_covers(text, sliced, max_chars=200)
+    assert all("(front matter)" in s.title for s in sliced.slices[:-1])
+
+
 def test_a_huge_heading_gives_capped_title_anchor_and_breadcrumb():
     heading = "Install " + "x" * 100_000
     text = f"# {heading}\nbody\n\n# {heading}\nagain\n"

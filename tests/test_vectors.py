@@ -197,6 +197,8 @@ def test_a_changed_model_is_refused_before_anything_is_sent(server, tmp_path):
     assert command.startswith("docs-flatten index ") and command.endswith(
         "--model model-b --reindex"
     )
+    said = json.loads(run_cli(*args, "--model", "model-b", "--json").stdout)["error"]
+    assert said["reason"] == "identity-mismatch" and said["hint"].endswith("--json --reindex")
     reindexed = run_cli(*args, "--model", "model-b", "--reindex", "--json")
     assert reindexed.code == 0, reindexed.stderr
     assert json.loads(reindexed.stdout)["vectors"]["model"] == "model-b"
@@ -212,7 +214,10 @@ def test_a_server_answering_another_dimension_is_refused(server, store, tmp_path
     EmbeddingServer.dimension = 32
     with pytest.raises(IdentityMismatch) as refused:
         embed_pending(store, settings(server))
-    assert "dimension 64 -> 32" in refused.value.message and "--reindex" in refused.value.hint
+    assert "dimension 64 -> 32" in refused.value.message and refused.value.hint is None
+    # The value at fault, for the caller to act on; the CLI names its flag (tests below).
+    assert refused.value.reason == "identity-mismatch"
+    assert (refused.value.stored.dimension, refused.value.wanted.dimension) == (64, 32)
     assert vector_count(store) == 4  # nothing of the other dimension stored
     # At query time the same server degrades the search instead of mixing dimensions.
     with VectorTier(store, settings(server)) as vectors:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -46,9 +46,12 @@ from flatten.cli.options import (
     source_records,
 )  # fmt: skip
 from flatten.progress import Progress
-from flatten.record import PROFILES, Record
-from flatten.report import RunReport
+from flatten.record import PROFILES
 from flatten.writer import write_json, write_jsonl
+
+if TYPE_CHECKING:
+    from flatten.record import Record
+    from flatten.report import RunReport
 
 
 class Format(StrEnum):
@@ -104,7 +107,8 @@ def flatten_command(
     )  # fmt: skip
 
 
-Consumer = Callable[[Iterator[Record], RunReport], object]
+# Quoted: the report (and the walker under it) loads when a command runs, not for --help.
+Consumer = Callable[[Iterator["Record"], "RunReport"], object]
 
 
 def run_flatten(
@@ -119,6 +123,8 @@ def run_flatten(
     """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
     writes them); the report is filled, written (--report) and summed up whatever happens.
     `flatten` and `pack` differ only in their consumer."""
+    from flatten.report import RunReport
+
     settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
                              "max_file_size": max_file_size, "max_chars": max_chars},

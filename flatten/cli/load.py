@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -50,13 +50,11 @@ from flatten.cli.output import say
 from flatten.config import SOURCE_KEYS, load_sources
 from flatten.corpus_names import root_corpus
 from flatten.errors import UsageError
-from flatten.manifest import find_manifests
-from flatten.parallel import default_workers
-from flatten.pipeline import flatten_root
-from flatten.report import RunReport
-from flatten.shards import Shard, parse_shard, pick
 from flatten.summary import Summary
-from index.loader import spool_records, spool_stdin, stdin_is_stream
+
+# The pipeline, the shards and the index load when a command runs, not for --help.
+if TYPE_CHECKING:
+    from flatten.shards import Shard
 
 Partial = Annotated[
     bool,
@@ -148,6 +146,10 @@ def index_command(
                          max_delete, wait, no_embed, base_url, model, api_key_env,
                          as_json=as_json, quiet=quiet)  # fmt: skip
         return
+    from flatten.pipeline import flatten_root
+    from flatten.report import RunReport
+    from index.loader import spool_records, spool_stdin, stdin_is_stream
+
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
         settings = read_config(config)
@@ -201,6 +203,7 @@ def _index_manifests(
     """`index --manifests DIR` (see flatten.cli.many); a usage error for PATHs beside it, or
     for neither."""
     from flatten.cli.many import index_manifests
+    from flatten.manifest import find_manifests
 
     with failure_summary("index", as_json):
         if manifests is None:
@@ -282,6 +285,9 @@ def ingest_command(
     names the commit of its last load is skipped without cloning. --shard i/n takes one
     matrix job's share of them; --out DIR writes JSONL and a manifest for `index --manifests`
     instead of loading."""
+    from flatten.parallel import default_workers
+    from flatten.shards import parse_shard, pick
+
     values = {k: v for k, v in locals().items() if k in SOURCE_KEYS}
     with failure_summary("ingest", as_json):  # before any source ran: one summary says why
         settings = read_config(config)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flatten.cli.jobs import Job, rerun_with
 from flatten.cli.options import (
@@ -18,16 +18,16 @@ from flatten.cli.options import (
     settings_options,
     source_records,
 )
-from flatten.cli.output import json_line, say
+from flatten.cli.output import add_cli_hint, json_line, say
 from flatten.errors import FlattenError
-from flatten.manifest import SourceState
 from flatten.progress import Progress
-from flatten.report import RunReport
 from flatten.summary import Summary
-from index.ingest import IngestOptions, IngestReport, ingest_files, refuse_other_identity
-from index.loader import LoadReport, spool_records
-from index.snapshot import TooManyRemovals, parse_limit
-from index.vectors.client import EmbeddingError
+
+# The pipeline and the index load when a command runs, not for --help.
+if TYPE_CHECKING:
+    from flatten.manifest import SourceState
+    from index.ingest import IngestOptions, IngestReport
+    from index.loader import LoadReport
 
 
 @contextlib.contextmanager
@@ -38,6 +38,7 @@ def summarized(summary: Summary, as_json: bool) -> Iterator[Summary]:
     try:
         yield summary
     except BaseException as exc:
+        add_cli_hint(exc)
         summary.fail(exc)
         raise
     finally:
@@ -78,6 +79,10 @@ def load_into(
 ) -> None:
     """Load, then (with embeddings configured) embed what has no vector yet; say what was done
     on stderr and in `summary`."""
+    from index.ingest import ingest_files
+    from index.snapshot import TooManyRemovals
+    from index.vectors.client import EmbeddingError
+
     progress = Progress("embedding", enabled=talk)
 
     def loaded(report: LoadReport) -> None:
@@ -122,11 +127,13 @@ def ingest_options(
 ) -> IngestOptions:  # fmt: skip
     """The load settings from the flags; vectors of another identity refused here, before any
     flattening or crawling."""
+    from index.ingest import IngestOptions, refuse_other_identity
+    from index.snapshot import parse_limit
+
     embedding = None
     if not no_embed:
         embedding = embedding_config(settings, base_url, model, api_key_env)
     options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
-                            reindex_command=rerun_with("--reindex"),
                             max_delete=parse_limit(max_delete))  # fmt: skip
     refuse_other_identity(store_dir, options)
     return options
@@ -151,6 +158,9 @@ class Run:
 
     def ingest(self, job: Job) -> None:
         """Flatten one source and load it into its corpus; its summary on stdout with --json."""
+        from flatten.report import RunReport
+        from index.loader import spool_records
+
         v = job.value
         summary = Summary(command="ingest", corpus=job.corpus, source=job.source)
         with summarized(summary, self.as_json):

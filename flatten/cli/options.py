@@ -3,6 +3,7 @@ and the flags turned into those dataclasses (sizes parsed, exactly one source ch
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import re
@@ -13,22 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from crawl.options import CrawlOptions
 from flatten.config import Setting, check_keys, config_path, load_config
 from flatten.errors import UsageError
-from flatten.pipeline import (
-    FlattenOptions,
-    flatten_repo,
-    flatten_root,
-    flatten_url,
-)
-from flatten.record import Record
-from flatten.report import RunReport
-from flatten.secrets import RedactionRules
-from index.loader import check_corpus_name
-from index.vectors.client import EmbeddingConfig
+from flatten.options import FlattenOptions
 
-if TYPE_CHECKING:  # the crawler (httpx, selectolax) is imported only when --url is used
-    from crawl.crawler import CrawlOptions
+# --help reads the defaults from the option dataclasses alone: the pipeline, the crawler
+# (httpx, selectolax), the redaction patterns and the index load when a command runs.
+if TYPE_CHECKING:
+    from flatten.record import Record
+    from flatten.report import RunReport
+    from index.vectors.client import EmbeddingConfig
 
 
 class Kind(StrEnum):
@@ -199,6 +195,8 @@ StoreDir = Annotated[
 
 def corpus_name(value: str | None) -> str | None:
     """A --corpus value: an empty or blank name is a usage error (no corpus can have it)."""
+    from index.loader import check_corpus_name
+
     try:
         return None if value is None else check_corpus_name(value)
     except UsageError as exc:
@@ -248,7 +246,9 @@ def read_config(path: Path | None) -> dict[str, Any]:
     """The config (`flatten.config.load_config`) with every section checked now, the index's too
     (citations, embeddings): a wrong key fails the command before it does anything, whichever
     sections the command reads."""
+    from flatten.secrets import RedactionRules
     from index.citations import parse_rules
+    from index.vectors.client import EmbeddingConfig
 
     settings = load_config(path)
     RedactionRules.from_config(settings.get("redaction"))
@@ -263,6 +263,8 @@ def embedding_config(
     settings: dict[str, Any], base_url: str | None, model: str | None, api_key_env: str | None
 ) -> EmbeddingConfig | None:
     """The embeddings settings: the loaded config's section with the flags over it; None if off."""
+    from index.vectors.client import EmbeddingConfig
+
     section = dict(settings.get("embeddings") or {})
     overrides = {"base_url": base_url, "model": model, "api_key_env": api_key_env}
     section.update({k: v for k, v in overrides.items() if v is not None})
@@ -279,11 +281,13 @@ def flatten_options(
     settings: dict[str, Any],
 ) -> FlattenOptions:
     """The flags, plus the `redaction:` section of the loaded config."""
+    from flatten.secrets import RedactionRules
+
     return FlattenOptions(
         kind=kind.value,
         include=tuple(include or ()),
         exclude=tuple(exclude or ()),
-        max_file_size=parse_size(max_file_size) if max_file_size else FLATTEN.max_file_size,
+        max_file_size=parse_size(max_file_size) if max_file_size else FLATTEN["max_file_size"],
         max_chars=max_chars,
         workers=workers,
         redaction=RedactionRules.from_config(settings.get("redaction")),
@@ -310,8 +314,6 @@ def crawl_options(
     """Crawl options from the flags; None without --url (then the crawler is never imported)."""
     if url is None:
         return None
-    from crawl.crawler import CrawlOptions
-
     pairs = []
     for header in headers or ():
         name, sep, value = header.partition(":")
@@ -325,12 +327,20 @@ def crawl_options(
     )  # fmt: skip
 
 
-# `CrawlOptions`' defaults, restated: reading them would import the crawler (httpx, selectolax)
-# on every start-up. tests/test_cli.py checks that the two agree.
+def option_defaults(options: type) -> dict[str, Any]:
+    """An option dataclass's defaults, read from its fields: no instance, whose default
+    factories would load what --help does not need (the redaction patterns)."""
+    return {f.name: f.default for f in dataclasses.fields(options)
+            if f.default is not dataclasses.MISSING}  # fmt: skip
+
+
+_CRAWL = option_defaults(CrawlOptions)
 CRAWL_DEFAULTS: dict[str, Any] = {
-    "max_pages": 500, "max_depth": 5, "concurrency": 4, "delay": 0.0, "timeout": 15.0,
-    "max_page_size": "5MiB",
-}  # fmt: skip
+    **{
+        flag: _CRAWL[flag] for flag in ("max_pages", "max_depth", "concurrency", "delay", "timeout")
+    },
+    "max_page_size": size_text(_CRAWL["max_page_bytes"]),
+}
 
 
 def source_records(
@@ -347,6 +357,8 @@ def source_records(
     crawling: CrawlOptions | None = None,
 ) -> Iterator[Record]:
     """The records of --root, --repo or --url (exactly one), after checking the flags fit."""
+    from flatten.pipeline import flatten_repo, flatten_root, flatten_url
+
     if sum(x is not None for x in (root, repo, url)) != 1:
         raise UsageError(
             "give exactly one of --root DIR, --repo URL or --url URL", reason="bad-source"
@@ -376,8 +388,8 @@ def close(records: Iterator[Record]) -> None:
         closer()
 
 
-FLATTEN = FlattenOptions()  # the library's defaults, shown by --help
-DEFAULTS = {"max_file_size": size_text(FLATTEN.max_file_size), "max_chars": FLATTEN.max_chars}
+FLATTEN = option_defaults(FlattenOptions)  # the library's defaults, shown by --help
+DEFAULTS = {"max_file_size": size_text(FLATTEN["max_file_size"]), "max_chars": FLATTEN["max_chars"]}
 
 
 F = TypeVar("F", bound=Callable[..., Any])

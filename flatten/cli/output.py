@@ -44,8 +44,18 @@ QUERY_FLAGS: dict[str, tuple[str, str | None]] = {
 }
 
 
+def add_cli_hint(exc: BaseException) -> None:
+    """The library's errors name the reason and the value at fault; a way out that is a flag of
+    this command line is added here (before the --json summary or the message shows it)."""
+    if isinstance(exc, FlattenError) and exc.reason == "identity-mismatch" and exc.hint is None:
+        from flatten.cli.jobs import rerun_with
+
+        exc.hint = f"re-embed everything with the new settings: {rerun_with('--reindex')}"
+
+
 def error_lines(exc: FlattenError) -> list[str]:
     """What the user reads for a failure: the message (with its flag), then the hint."""
+    add_cli_hint(exc)
     message, hint = exc.message, exc.hint
     if isinstance(exc, QueryError) and exc.reason in QUERY_FLAGS:
         flag, flag_hint = QUERY_FLAGS[exc.reason]

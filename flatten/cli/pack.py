@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flatten.cli.flatten import flatten_command, run_flatten
 from flatten.cli.options import with_options_of
 from flatten.pack import Pack, check_budget, pack, token_counter, token_table
-from flatten.record import Record
-from flatten.report import RunReport
 from flatten.writer import write_text
+
+if TYPE_CHECKING:
+    from flatten.record import Record
+    from flatten.report import RunReport
 
 
 class Style(StrEnum):  # repomix's names

@@ -37,9 +37,9 @@ from index.scope import Scope
 from index.search import SearchOptions, search, search_mode
 from index.store import Store, store_flag
 from index.text import query_words
-from index.vectors.client import EmbeddingConfig, doctor
 
 if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
+    from index.vectors.client import EmbeddingConfig
     from index.vectors.stage import VectorTier
 
 T = TypeVar("T")
@@ -445,6 +445,8 @@ def doctor_command(
         raise UsageError("no embeddings configured", reason="no-embeddings",
                          hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "
                          "or pass --base-url and --model")  # fmt: skip
+    from index.vectors.client import doctor
+
     report = doctor(embedding)
     if as_json:
         echo_json(report)

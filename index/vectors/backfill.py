@@ -85,7 +85,6 @@ def embed_pending(
     config: EmbeddingConfig,
     *,
     reindex: bool = False,
-    reindex_command: str = "docs-flatten index ... --reindex",
     progress: Callable[[int, int], None] | None = None,
 ) -> EmbedReport:
     """Embed every chunk of the store that has no vector yet; `EmbeddingError` on failure.
@@ -99,7 +98,7 @@ def embed_pending(
         if reindex:
             reset(db, config)
         else:
-            check_identity(db, config, reindex_command)
+            check_identity(db, config)
             claim(db, config)
     report.dimension = stored_identity(store.db).dimension  # type: ignore[union-attr]
     total = store.db.execute(f"SELECT count(*) FROM chunks c WHERE {_PENDING}").fetchone()[0]
@@ -113,7 +112,7 @@ def embed_pending(
                 break
             for start in range(0, len(todo), config.batch_size):
                 batch = todo[start : start + config.batch_size]
-                _embed_batch(store, client, batch, report, known, reindex_command)
+                _embed_batch(store, client, batch, report, known)
             done += seen
             if progress:
                 progress(done, total)
@@ -135,7 +134,6 @@ def _embed_batch(
     batch: list[_Pending],
     report: EmbedReport,
     known: set[str],
-    reindex_command: str,
 ) -> None:
     """Embed one batch and commit it on its own (a later failure keeps it)."""
     vectors = _embed_splitting(client, batch, report)
@@ -145,7 +143,7 @@ def _embed_batch(
         elif dimension != report.dimension:  # the server changed under the same settings
             config = client.config
             raise identity_mismatch(Identity.of(config, report.dimension),
-                                    Identity.of(config, dimension), reindex_command)  # fmt: skip
+                                    Identity.of(config, dimension))  # fmt: skip
     with store.write() as db:
         if report.dimension is not None:
             set_dimension(db, report.dimension)

@@ -38,9 +38,12 @@ class EmbeddingError(FlattenError):
 
 
 class IdentityMismatch(EmbeddingError):
-    """The store's vectors were made with other settings: refused, not a server failure."""
+    """The store's vectors were made with other settings: refused, not a server failure. No
+    hint here: the way out is the caller's (`reindex=True`, the CLI's --reindex)."""
 
     exit_code = 2
+    stored: Any = None  # the store's identity (index.vectors.storage.Identity)
+    wanted: Any = None  # the identity this run would embed with
 
 
 @dataclass(frozen=True)

@@ -49,19 +49,20 @@ def stored_identity(db: sqlite3.Connection) -> Identity | None:
     return Identity(*row) if row else None
 
 
-def identity_mismatch(stored: Identity, wanted: Identity, reindex_command: str) -> IdentityMismatch:
-    return IdentityMismatch(
+def identity_mismatch(stored: Identity, wanted: Identity) -> IdentityMismatch:
+    refused = IdentityMismatch(
         "the index holds vectors of another identity: " + "; ".join(stored.differs(wanted)),
         reason="identity-mismatch",
-        hint=f"re-embed everything with the new settings: {reindex_command}",
     )
+    refused.stored, refused.wanted = stored, wanted
+    return refused
 
 
-def check_identity(db: sqlite3.Connection, config: EmbeddingConfig, reindex_command: str) -> None:
+def check_identity(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
     """Refuse (before anything is sent) when the store's vectors were made differently."""
     stored = stored_identity(db)
     if stored is not None and stored.differs(Identity.of(config)):
-        raise identity_mismatch(stored, Identity.of(config), reindex_command)
+        raise identity_mismatch(stored, Identity.of(config))
 
 
 def reset(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
