@@ -117,7 +117,11 @@ def search(
 
     depth = max(options.top_k, FUSION_DEPTH)
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, options.corpus)
+        # The lexical stage runs beside the vector scoring (see `nearest_chunks_alongside`).
+        query_vector, near, (lexical_ranked, expression) = vectors.nearest_chunks_alongside(
+            query, depth, options.corpus,
+            lambda: _lexical_ranked(store, query, planned, scope, depth),
+        )  # fmt: skip
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
             from index.vectors.client import EmbeddingError
@@ -128,7 +132,6 @@ def search(
         return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options))
     near = _in_scope(store, near, scope)
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
     results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
