@@ -85,7 +85,9 @@ class Record:
 
     @property
     def chunk_size(self) -> int:
-        return len(self.content.encode("utf-8"))
+        # An ASCII string's length is its UTF-8 size (isascii is a flag check, not a scan).
+        content = self.content
+        return len(content) if content.isascii() else len(content.encode("utf-8"))
 
     def to_dict(self) -> dict[str, Any]:
         """The native layout, keys in a fixed order so output is byte-for-byte deterministic."""
