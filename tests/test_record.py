@@ -190,3 +190,10 @@ def test_a_line_differing_only_in_provenance_has_the_same_content_digest(record,
     assert (read_before, read_after) == (old, new)
     changed = dataclasses.replace(record, content=record.content + "!")
     assert digest_of(encode_line(with_origin(changed, new)))[0] != after
+
+
+@given(content=st.text())
+def test_chunk_size_is_the_contents_utf8_size(content):
+    record = Record(source="a.md", ordinal=1, title="a", content=content, kind=None, hash="",
+                    doc_hash=None)  # fmt: skip
+    assert record.chunk_size == len(content.encode("utf-8"))
