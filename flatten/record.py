@@ -516,10 +516,11 @@ def content_digest(line: bytes, digest: Any) -> None:
     digest.update(_LEAVE_OUT.sub(b"", line[start:]))
 
 
-def provenance_pairs(line: bytes) -> list[tuple[bytes, bytes]]:
-    """A native line's provenance as (key, raw JSON value) pairs, for `read_provenance`."""
+def provenance_pairs(line: bytes) -> list[tuple[bytes, bytes]] | None:
+    """A native line's provenance as (key, raw JSON value) pairs, for `read_provenance`; None
+    for a line `content_digest` feeds as it is (not in our layout: parse it to know)."""
     start = line.rfind(_AFTER_CONTENT)
-    return _PROVENANCE.findall(line, start) if start >= 0 else []
+    return _PROVENANCE.findall(line, start) if start >= 0 else None
 
 
 def read_provenance(pairs: list[tuple[bytes, bytes]]) -> tuple[Any, ...]:

@@ -120,8 +120,6 @@ class _Doc:
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
     held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
-    # The provenance of its first slice (lowest ordinal), as the documents row keeps it.
-    origin: tuple[int, list[tuple[bytes, bytes]]] | None = None
     legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
 
     def fingerprint(self) -> str:
@@ -253,8 +251,6 @@ def load_files(
                 ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
                 content_digest(ours, doc.hasher)
                 doc.hasher.update(b"\n")
-                if doc.origin is None or ordinal < doc.origin[0]:
-                    doc.origin = ordinal, provenance_pairs(ours)
                 if doc.legacy is not None:
                     doc.legacy.update(raw)
                     doc.legacy.update(b"\n")
@@ -422,7 +418,7 @@ def _write_documents(
         current = existing.get(source)
         if current and doc.matches(current[1]):
             report.unchanged += 1
-            provenance = read_provenance(doc.origin[1] if doc.origin else [])
+            provenance = _provenance_of(doc, handles, source)
             if provenance != (*current[2][:4], bool(current[2][4])) or current[1] != fingerprint:
                 moved.append((*provenance, fingerprint, current[0]))
             continue
@@ -443,6 +439,21 @@ def _write_documents(
         p = written.provenance
         return (p.repo_url, p.commit, p.ref), moved
     return (moved[0][:3] if moved else None), moved
+
+
+def _provenance_of(doc: _Doc, handles: list[IO[bytes]], source: str) -> tuple[Any, ...]:
+    """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as its
+    documents row keeps them: read back from the file (one line a document) rather than kept
+    from pass 1 for every document."""
+    f, offset, _, _ = min(doc.lines, key=lambda line: line[2])
+    handles[f].seek(offset)
+    line = handles[f].readline(MAX_LINE_BYTES + 1)
+    pairs = provenance_pairs(line)
+    if pairs is not None:
+        return read_provenance(pairs)
+    chunk = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
+    p = chunk.provenance
+    return p.repo_url, p.commit, p.ref, chunk.repo_path, chunk.dirty
 
 
 def _chunks_of(

@@ -149,3 +149,18 @@ def test_a_record_in_any_layout_that_only_moved_commit_is_unchanged(tmp_path, la
         assert (report.updated, report.unchanged) == (1, 1)
         commits = store.db.execute("SELECT DISTINCT commit_sha FROM documents").fetchall()
         assert commits == [("2" * 40,)]
+
+
+def test_an_unchanged_line_in_spaced_json_keeps_its_commit(tmp_path):
+    """A line with our head but written by json.dumps (spaces, no chunkSize) is digested as it
+    is; reloaded unchanged, its stored commit stays what it says."""
+    line = {"id": "a.md#1", "source": "a.md", "title": "A", "content": "otters", "ordinal": 1,
+            "commit": "c" * 40, "ref": "main"}  # fmt: skip
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with Store.open(tmp_path / "store") as store:
+        load_files(store, [path], "docs")
+        report = load_files(store, [path], "docs")
+        assert report.unchanged == 1
+        row = store.db.execute("SELECT commit_sha, ref FROM documents").fetchone()
+        assert row == ("c" * 40, "main")

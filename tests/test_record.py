@@ -172,7 +172,7 @@ origins = st.tuples(maybe, maybe, maybe, maybe, st.booleans())
 def digest_of(line: bytes) -> tuple[str, tuple]:
     digest = hashlib.sha256()
     content_digest(line.rstrip(b"\n"), digest)
-    return digest.hexdigest(), read_provenance(provenance_pairs(line))
+    return digest.hexdigest(), read_provenance(provenance_pairs(line) or [])
 
 
 def with_origin(record: Record, origin: tuple) -> Record:
