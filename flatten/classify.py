@@ -124,7 +124,8 @@ _SHEBANG_LANGS = {
 
 def noise_dir(rel_path: str) -> tuple[str, str] | None:
     """The first noise directory on a file's path (`node_modules/`) and its reason, or None."""
-    parts = PurePosixPath(rel_path).parts
+    # PurePosixPath's parts of a relative path, without building one (called per listed file)
+    parts = [part for part in rel_path.split("/") if part not in ("", ".")]
     for i, part in enumerate(parts[:-1]):
         reason = NOISE_DIRS.get(part)
         if reason:

@@ -85,7 +85,9 @@ class Record:
 
     @property
     def chunk_size(self) -> int:
-        return len(self.content.encode("utf-8"))
+        # An ASCII string's length is its UTF-8 size (isascii is a flag check, not a scan).
+        content = self.content
+        return len(content) if content.isascii() else len(content.encode("utf-8"))
 
     def to_dict(self) -> dict[str, Any]:
         """The native layout, keys in a fixed order so output is byte-for-byte deterministic."""
@@ -481,6 +483,54 @@ def native_head(line: bytes) -> tuple[str, int] | None:
     if head is None or head.group(1) != head.group(3):
         return None
     return head.group(3).decode("utf-8", "replace"), int(head.group(2))
+
+
+# Where a record came from rather than what it holds: the provenance, the path inside the
+# repository and whether the work tree differed. A document whose records differ only in these
+# (a new commit that did not touch it) is the same document (`content_digest`).
+PROVENANCE_KEYS = tuple(
+    f.key for f in FIELDS if f.attr.startswith("provenance.") or f.attr in ("repo_path", "dirty")
+)
+_KEYS = b"|".join(re.escape(k.encode()) for k in PROVENANCE_KEYS)
+# A provenance key with the comma before it and its scalar value, as `dumps` writes them. In
+# valid JSON a quote before a key name cannot be inside a string (a string's own quotes are
+# escaped), so this never matches text in the content.
+_VALUE = rb'"[^"\\]*(?:\\.[^"\\]*)*"|null|true|false'  # unrolled: no per-character choice
+_PROVENANCE = re.compile(rb',"(' + _KEYS + rb')":(' + _VALUE + rb")")
+_LEAVE_OUT = re.compile(rb',"(?:' + _KEYS + rb')":(?:' + _VALUE + rb")")  # no groups: faster
+# Every provenance key comes after `chunkSize`, which comes after the content: the search
+# starts there (found from the end), not at the line's head.
+_AFTER_CONTENT = b',"' + FIELDS[4].key.encode() + b'":'
+
+
+def content_digest(line: bytes, digest: Any) -> None:
+    """Feed `digest` (a hashlib object) one of our native lines with its provenance left out:
+    what the line holds, apart from where it came from. A record without a key (no ref, not
+    dirty) reads the same as one with it, so a new commit that did not change a document leaves
+    its digest as it was. Any other line is fed as it is."""
+    start = line.rfind(_AFTER_CONTENT)
+    if start < 0:
+        digest.update(line)
+        return
+    digest.update(memoryview(line)[:start])
+    digest.update(_LEAVE_OUT.sub(b"", line[start:]))
+
+
+def provenance_pairs(line: bytes) -> list[tuple[bytes, bytes]] | None:
+    """A native line's provenance as (key, raw JSON value) pairs, for `read_provenance`; None
+    for a line `content_digest` feeds as it is (not in our layout: parse it to know)."""
+    start = line.rfind(_AFTER_CONTENT)
+    return _PROVENANCE.findall(line, start) if start >= 0 else None
+
+
+def read_provenance(pairs: list[tuple[bytes, bytes]]) -> tuple[Any, ...]:
+    """(repoUrl, commit, ref, repoPath, dirty) from `provenance_pairs`, as decode reads
+    them (a missing key or a non-string is None; dirty only when true)."""
+    values = {key.decode(): orjson.loads(value) for key, value in pairs}
+    strings = tuple(
+        value if isinstance(value := values.get(k), str) else None for k in PROVENANCE_KEYS[:-1]
+    )
+    return (*strings, values.get(PROVENANCE_KEYS[-1]) is True)
 
 
 # A piped stream is framed: the writer ends it with one mark line, which is clearly not a

@@ -1,13 +1,16 @@
 """Load JSONL records into the index: incremental, keyed by content, one transaction per run.
 
 Pass 1 reads every line once and groups it by document (corpus, source): each document gets a
-fingerprint over its raw lines, and only line offsets are kept. Our own records name their source
-and ordinal at a fixed place at the start of the line, so pass 1 reads those without parsing JSON;
-any other line is parsed. Documents whose fingerprint is unchanged are skipped: a no-op reload
-parses nothing. Pass 2 parses and validates every line of the new and changed documents
-(reading back from the file what pass 1 did not keep within a memory budget) and replaces those
-documents. Malformed lines are counted with their line numbers and never stop the load. A load is a
-complete snapshot of its corpus unless `partial`: documents it does not mention are removed.
+fingerprint over its lines less their provenance (`content_digest`: a new commit that did not
+touch a document leaves it unchanged), and only line offsets are kept. Our own records name their
+source and ordinal at a fixed place at the start of the line, so pass 1 reads those without
+parsing JSON; any other line is parsed. Documents whose fingerprint is unchanged are skipped (a
+no-op reload parses nothing); where only their provenance moved, their commit, ref and repository
+path are updated in place. Pass 2 parses and validates every line of the new and changed
+documents (reading back from the file what pass 1 did not keep within a memory budget) and
+replaces those documents. Malformed lines are counted with their line numbers and never stop the
+load. A load is a complete snapshot of its corpus unless `partial`: documents it does not mention
+are removed.
 
 Lines are read through the record codec (`flatten.record`): our own records, the layouts it
 writes for LangChain, LlamaIndex and Haystack, BEIR's and plain `{"text": ...}` lines. The mark
@@ -40,11 +43,14 @@ from flatten.record import (
     Malformed,
     Mark,
     Record,
+    content_digest,
     decode_line,
     encode_line,
     is_stream,
     native_head,
+    provenance_pairs,
     read_mark,
+    read_provenance,
 )
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
@@ -56,6 +62,10 @@ __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 HOLD_CHARS = 256 << 20  # content kept between the passes, at most
+# A fingerprint leaves the lines' provenance out (see `content_digest`): its prefix tells it from
+# one an older version stored (a digest of the raw lines, commit and all, with no prefix), which
+# still matches until the document's next change (`_Doc.legacy`), and is rewritten then.
+FINGERPRINT_PREFIX = "v2:"
 
 
 class StreamError(FlattenError):
@@ -105,6 +115,17 @@ class _Doc:
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
     held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
+    legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
+
+    def fingerprint(self) -> str:
+        return FINGERPRINT_PREFIX + self.hasher.hexdigest()
+
+    def matches(self, known: str | None) -> bool:
+        if known is None:
+            return False
+        if self.legacy is not None and not known.startswith(FINGERPRINT_PREFIX):
+            return self.legacy.hexdigest() == known
+        return self.fingerprint() == known
 
 
 @dataclass
@@ -170,6 +191,7 @@ def load_files(
     report = LoadReport(corpus=corpus)
     # Read before the write lock to decide what to keep in memory; rechecked under the lock.
     known = {} if reindex else _fingerprints(store.db, corpus)
+    legacy = any(not f.startswith(FINGERPRINT_PREFIX) for f in known.values())
     handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
     try:
         docs: dict[str, _Doc] = {}
@@ -207,6 +229,7 @@ def load_files(
                 doc = docs.get(source)
                 if doc is None:
                     doc = docs[source] = _Doc(hashlib.sha256())
+                    doc.legacy = hashlib.sha256() if legacy else None
                 if ordinal < 0:
                     ordinal = len(doc.lines) + 1
                 if ordinal in doc.ordinals:
@@ -217,9 +240,15 @@ def load_files(
                 previous = source
                 doc.ordinals.add(ordinal)
                 doc.lines.append((index, offset, ordinal, number))
-                # The raw line, not a re-serialisation: cheaper, and our output is deterministic.
-                doc.hasher.update(line.rstrip(b"\r\n"))
+                # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
+                # Another layout's record as ours, so its provenance is told apart too.
+                raw = line.rstrip(b"\r\n")
+                ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
+                content_digest(ours, doc.hasher)
                 doc.hasher.update(b"\n")
+                if doc.legacy is not None:
+                    doc.legacy.update(raw)
+                    doc.legacy.update(b"\n")
                 if chunk is None:
                     doc.held = None  # not parsed yet: pass 2 reads it
                 elif holding and doc.held is not None:
@@ -288,7 +317,7 @@ def _fingerprints(db: sqlite3.Connection, corpus: str) -> dict[str, str]:
 
 def _release_if_unchanged(doc: _Doc, known: str | None) -> None:
     """A finished document that is unchanged needs no content in memory."""
-    if doc.held and known is not None and doc.hasher.copy().hexdigest() == known:
+    if doc.held and doc.matches(known):
         doc.held = []
 
 
@@ -313,36 +342,42 @@ def _apply(
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
     text_index(db).prepare_load()
     existing = {
-        source: (doc_id, fingerprint)
-        for doc_id, source, fingerprint in db.execute(
-            "SELECT id, source, fingerprint FROM documents WHERE corpus_id = ?", (corpus_id,)
+        row[1]: (row[0], row[2], row[3:])
+        for row in db.execute(
+            "SELECT id, source, fingerprint, repo_url, commit_sha, ref, repo_path, dirty "
+            "FROM documents WHERE corpus_id = ?",
+            (corpus_id,),
         )
     }
     if not partial and not reindex:  # before any write: past the limit, nothing changes
         max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
     if reindex:
-        for doc_id, _ in existing.values():
+        for doc_id, *_ in existing.values():
             _delete_document(db, doc_id, corpus_id)
         existing = {}
     writer = _BatchWriter(db)
     try:
-        origin = _write_documents(writer, handles, paths, docs, existing, corpus_id, now, report)
+        origin, moved = _write_documents(
+            writer, handles, paths, docs, existing, corpus_id, now, report
+        )
         writer.flush()
         writer.wait()
     finally:
         writer.close()
+    # Unchanged documents whose provenance moved (or whose fingerprint an older version
+    # stored): their row is updated, their slices and text stay as they are.
+    db.executemany(
+        "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, dirty = ?, "
+        "fingerprint = ? WHERE id = ?",
+        moved,
+    )
     if origin is not None:  # the corpus's origin, as its newest records say
         db.execute(
             "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
-            (
-                origin.provenance.repo_url,
-                origin.provenance.commit,
-                origin.provenance.ref,
-                corpus_id,
-            ),
+            (*origin, corpus_id),
         )
     if not partial:
-        for source, (doc_id, _) in existing.items():
+        for source, (doc_id, *_) in existing.items():
             if source not in docs:
                 _delete_document(db, doc_id, corpus_id)
                 report.removed += 1
@@ -353,18 +388,24 @@ def _write_documents(
     handles: list[IO[bytes]],
     paths: list[Path],
     docs: dict[str, _Doc],
-    existing: dict[str, tuple[int, str]],
+    existing: dict[str, tuple[int, str, tuple[Any, ...]]],
     corpus_id: int,
     now: str,
     report: LoadReport,
-) -> Record | None:
-    """Add new and replace changed documents; return the first chunk written (its origin)."""
-    origin: Record | None = None
+) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
+    """Add new and replace changed documents. Return the corpus's origin (repository, commit,
+    ref: of the first document written, else of the first whose provenance moved) and the rows
+    of unchanged documents to update in place (provenance..., fingerprint, id)."""
+    written: Record | None = None
+    moved: list[tuple[Any, ...]] = []
     for source, doc in docs.items():
-        fingerprint = doc.hasher.hexdigest()
+        fingerprint = doc.fingerprint()
         current = existing.get(source)
-        if current and current[1] == fingerprint:
+        if current and doc.matches(current[1]):
             report.unchanged += 1
+            provenance = _provenance_of(doc, handles, source)
+            if provenance != (*current[2][:4], bool(current[2][4])) or current[1] != fingerprint:
+                moved.append((*provenance, fingerprint, current[0]))
             continue
         chunks = _chunks_of(doc, handles, paths, source, report)
         if current:
@@ -376,10 +417,28 @@ def _write_documents(
             report.updated += 1
         else:
             report.added += 1
-        origin = origin or chunks[0]
+        written = written or chunks[0]
         writer.add(corpus_id, source, fingerprint, chunks, now)
         report.chunks += len(chunks)
-    return origin
+    if written is not None:
+        p = written.provenance
+        return (p.repo_url, p.commit, p.ref), moved
+    return (moved[0][:3] if moved else None), moved
+
+
+def _provenance_of(doc: _Doc, handles: list[IO[bytes]], source: str) -> tuple[Any, ...]:
+    """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as its
+    documents row keeps them: read back from the file (one line a document) rather than kept
+    from pass 1 for every document."""
+    f, offset, _, _ = min(doc.lines, key=lambda line: line[2])
+    handles[f].seek(offset)
+    line = handles[f].readline(MAX_LINE_BYTES + 1)
+    pairs = provenance_pairs(line)
+    if pairs is not None:
+        return read_provenance(pairs)
+    chunk = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
+    p = chunk.provenance
+    return p.repo_url, p.commit, p.ref, chunk.repo_path, chunk.dirty
 
 
 def _chunks_of(

@@ -121,7 +121,10 @@ def search(
 
     depth = max(options.top_k, FUSION_DEPTH)
     try:
-        query_vector, near = vectors.nearest_chunks(query, depth, scope)
+        # The lexical stage runs beside the vector scoring (see `nearest_chunks_alongside`).
+        query_vector, near, (stage, expression) = vectors.nearest_chunks_alongside(
+            query, depth, scope, lambda: _lexical_stage(store, planned, scope, depth)
+        )  # fmt: skip
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
             from index.vectors.client import EmbeddingError
@@ -133,9 +136,8 @@ def search(
                               also)  # fmt: skip
     # In vector mode the lexical candidates only say which hits matched by keyword.
     # The pages of both stages' candidates, looked up once for the lexical and the fused scoring.
-    located: dict[int, Page] = {}
-    lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth,
-                                                 [c for c, _ in near], located)  # fmt: skip
+    located = locate(store.db, [c for c, _ in stage] + [c for c, _ in near])
+    lexical_ranked = score_pages(store.db, stage, query, planned, located=located)
     results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near, located,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension,
@@ -160,26 +162,27 @@ def _vocabulary(store: Store) -> Vocabulary:
     return vocabulary
 
 
+def _lexical_stage(
+    store: Store, planned: QueryPlan | None, scope: tuple[str, list[object]], enough: int
+) -> tuple[list[tuple[int, float]], TextQuery | None]:
+    """The lexical stage's candidates (chunk id, BM25), and the query that found them."""
+    if planned is None:
+        return [], None
+    hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
+                               enough=enough, scope=scope)  # fmt: skip
+    return [(h.chunk_id, h.score) for h in hits], expression
+
+
 def _lexical_ranked(
     store: Store,
     query: str,
     planned: QueryPlan | None,
     scope: tuple[str, list[object]],
     enough: int,
-    also: list[int] | None = None,
-    located: dict[int, Page] | None = None,
 ) -> tuple[list[Scored], TextQuery | None]:
-    """The lexical stage's candidates scored as pages, and the query that found them.
-    With `located`, the pages of the candidates and of the `also` chunks (the vector stage's)
-    are added to it, for the fused scoring to reuse."""
-    if planned is None:
-        return [], None
-    hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
-                               enough=enough, scope=scope)  # fmt: skip
-    stage = [(h.chunk_id, h.score) for h in hits]
-    if located is not None:
-        located.update(locate(store.db, [c for c, _ in stage] + (also or [])))
-    return score_pages(store.db, stage, query, planned, located=located), expression
+    """The lexical stage's candidates scored as pages, and the query that found them."""
+    stage, expression = _lexical_stage(store, planned, scope, enough)
+    return score_pages(store.db, stage, query, planned), expression
 
 
 def _lexical_only(

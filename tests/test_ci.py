@@ -452,8 +452,10 @@ def test_the_ci_recipe_refreshes_an_index_on_every_merge(tmp_path, make_repo):
     second = refresh()
     assert second.returncode == 0, second.stderr
     row = json.loads((repo.path / ".docs-flatten/last-run/summary.jsonl").read_text())
-    # Records carry the commit, so both documents changed; the recipe's own output is not input.
-    assert (row["load"]["added"], row["load"]["updated"], row["load"]["removed"]) == (0, 2, 0)
+    # Only b.md changed: a.md's new commit is updated in place, not rewritten; the recipe's own
+    # output is not input.
+    assert (row["load"]["added"], row["load"]["updated"], row["load"]["removed"]) == (0, 1, 0)
+    assert row["load"]["unchanged"] == 1
     assert row["files"]["kept"] == 2
 
     (repo.path / "docs-flatten.yaml").write_text("sources:\n  - root: ./missing\n")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import PurePosixPath
 
-from flatten.classify import classify, matches_any, path_skip_reason
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flatten.classify import NOISE_DIRS, classify, matches_any, noise_dir, path_skip_reason
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.secrets import redact
 from tests.conftest import MINIFIED_BUNDLE
@@ -129,3 +133,14 @@ def test_secrets_are_redacted_and_counted_and_lines_stay_true():
 def test_text_without_secrets_is_untouched():
     text = "Use `sk-...` placeholders; AKIA is a prefix.\n"
     assert redact(text).text == text and redact(text).total == 0
+
+
+@given(st.lists(st.sampled_from(["a", "node_modules", ".git", ".", "", "x.py", "..", "dist"]),
+                min_size=1, max_size=6))  # fmt: skip
+def test_the_noise_directory_is_found_however_the_relative_path_is_spelt(segments):
+    rel = "/".join(segments).lstrip("/")
+    parts = PurePosixPath(rel).parts
+    first = next((i for i, part in enumerate(parts[:-1]) if part in NOISE_DIRS), None)
+    expected = None if first is None else (
+        "/".join(parts[: first + 1]) + "/", NOISE_DIRS[parts[first]])  # fmt: skip
+    assert noise_dir(rel) == expected

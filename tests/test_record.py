@@ -3,6 +3,8 @@ placed from their head without parsing, and the marks that frame a piped stream.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 
@@ -22,13 +24,16 @@ from flatten.record import (
     Mark,
     Provenance,
     Record,
+    content_digest,
     decode_line,
     encode_line,
     end_mark,
     error_mark,
     is_stream,
     native_head,
+    provenance_pairs,
     read_mark,
+    read_provenance,
     split_id,
 )
 from tests.conftest import PROJECT
@@ -157,3 +162,38 @@ def test_a_pipe_is_a_stream_and_a_file_is_not(tmp_path):
         os.close(write)
     with open(tmp_path / "f", "wb") as handle:
         assert not is_stream(handle.fileno())
+
+
+# Content that spells provenance keys: text, never taken for the record's own fields.
+TRICKY = st.sampled_from(['"commit":"abc"', 'x\\", "ref": null, "a', '{"dirty": true}', "repoPath"])
+origins = st.tuples(maybe, maybe, maybe, maybe, st.booleans())
+
+
+def digest_of(line: bytes) -> tuple[str, tuple]:
+    digest = hashlib.sha256()
+    content_digest(line.rstrip(b"\n"), digest)
+    return digest.hexdigest(), read_provenance(provenance_pairs(line) or [])
+
+
+def with_origin(record: Record, origin: tuple) -> Record:
+    repo_url, commit, ref, repo_path, dirty = origin
+    return dataclasses.replace(record, provenance=Provenance(repo_url, commit, ref),
+                               repo_path=repo_path, dirty=dirty)  # fmt: skip
+
+
+@given(record=records(), tricky=TRICKY, old=origins, new=origins)
+def test_a_line_differing_only_in_provenance_has_the_same_content_digest(record, tricky, old, new):
+    record = dataclasses.replace(record, content=record.content + tricky)
+    before, read_before = digest_of(encode_line(with_origin(record, old)))
+    after, read_after = digest_of(encode_line(with_origin(record, new)))
+    assert before == after
+    assert (read_before, read_after) == (old, new)
+    changed = dataclasses.replace(record, content=record.content + "!")
+    assert digest_of(encode_line(with_origin(changed, new)))[0] != after
+
+
+@given(content=st.text())
+def test_chunk_size_is_the_contents_utf8_size(content):
+    record = Record(source="a.md", ordinal=1, title="a", content=content, kind=None, hash="",
+                    doc_hash=None)  # fmt: skip
+    assert record.chunk_size == len(content.encode("utf-8"))

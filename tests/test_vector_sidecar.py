@@ -5,6 +5,7 @@ embeddings server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sqlite3
 import threading
@@ -300,3 +301,31 @@ def test_the_lexical_stage_alongside_returns_its_result_or_its_error(embedded, s
         with pytest.raises(ValueError, match="lexical stage failed"):
             tier.nearest_chunks_alongside("kafka lag", 10, None, failing)
         assert tier.nearest_chunks("kafka lag", 10, None)[1] == alone[1]
+
+
+def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
+    embedded, server, monkeypatch
+):
+    search_module = importlib.import_module("index.search")  # `index.search` is the function
+
+    lexical_started = threading.Event()
+    lexical_stage = search_module._lexical_stage
+
+    def lexical(*args, **kwargs):
+        lexical_started.set()
+        return lexical_stage(*args, **kwargs)
+
+    scoring = Matrix.nearest
+
+    def nearest(self, query, n):
+        # Scoring waits (bounded) for the lexical stage: run one after the other, it never starts.
+        overlapped.append(lexical_started.wait(timeout=10))
+        return scoring(self, query, n)
+
+    overlapped: list[bool] = []
+    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
+    monkeypatch.setattr(Matrix, "nearest", nearest)
+    with VectorTier(embedded, settings(server)) as tier:
+        response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
+    assert response.tier.name == "hybrid" and response.results
+    assert overlapped[:1] == [True]
