@@ -23,6 +23,7 @@ from pathlib import Path
 
 from flatten import __version__
 from index.errors import StoreError
+from index.postgres.url import is_postgres
 from index.schema import latest, migrate, missing, newer, read_as_if_current
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
@@ -50,11 +51,26 @@ def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
             f"or load JSONL with `docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
+def store_target(store: str | os.PathLike[str] | None = None) -> str | os.PathLike[str] | None:
+    """--store, else $DOCS_FLATTEN_STORE (a folder or a `postgresql://` URL), else None."""
+    return store or os.environ.get(STORE_ENV) or None
+
+
 class Store:
+    kind = "sqlite"
+
     def __init__(self, db: sqlite3.Connection, path: Path, readonly: bool) -> None:
         self.db = db
         self.path = path
         self.readonly = readonly
+
+    @property
+    def location(self) -> str:
+        """The store as messages and `stats` name it."""
+        return str(self.path.parent)
+
+    def size(self) -> int:
+        return self.path.stat().st_size
 
     @classmethod
     def open(
@@ -64,6 +80,13 @@ class Store:
         readonly: bool = False,
         busy_timeout: float = 60.0,
     ) -> Store:
+        """The store at a folder, or on a PostgreSQL server when `store` (or the environment
+        variable) is a `postgresql://` URL: same interface, same semantics."""
+        target = store_target(store)
+        if is_postgres(target):
+            from index.postgres.store import PostgresStore
+
+            return PostgresStore.open(str(target), readonly=readonly, busy_timeout=busy_timeout)  # type: ignore[return-value]
         directory = store_dir(store)
         path = directory / DB_NAME
         _refuse_links(path)
@@ -124,8 +147,9 @@ class Store:
             migrate(self.db)
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; taken at the start, so a second writer waits here."""
+    def write(self, corpus: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taken at the start, so a second writer waits here (SQLite
+        has one writer per store: `corpus`, which the PostgreSQL store locks alone, is moot)."""
         directory = self.path.parent
         try:
             self.db.execute("BEGIN IMMEDIATE")

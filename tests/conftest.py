@@ -154,3 +154,46 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
     assert said.startswith("error: ") or "Usage" in result.stderr, result.stderr
     for word in words:
         assert word in result.stderr, (word, result.stderr)
+
+
+# --- PostgreSQL: one real server per test process (tests/pgserver.py) -----------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL + pgvector server for this test process. Under CI=true a server that
+    cannot start FAILS the tests that need it (a skipped store is an untested store); elsewhere
+    they skip, saying why."""
+    from tests.pgserver import ServerUnavailable, start_server
+
+    try:
+        server = start_server()
+    except (ServerUnavailable, OSError, subprocess.SubprocessError) as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the PostgreSQL test server cannot start: {exc}")
+        pytest.skip(f"the PostgreSQL test server cannot start here: {exc}")
+    yield server
+    server.remove()
+
+
+_databases = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def postgres_url(postgres_server, monkeypatch) -> str:
+    """A fresh, empty database on the test server: its store URL, naming the environment
+    variable that holds the password (set here; the URL itself holds none)."""
+    from tests.pgserver import PASSWORD, PASSWORD_ENV
+
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    url = postgres_server.create_database(f"t{os.getpid()}_{next(_databases)}")
+    return f"{url}?password_env={PASSWORD_ENV}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request, tmp_path: Path) -> str:
+    """The one parametrised store: each test using it runs on SQLite (a folder) and on
+    PostgreSQL (a fresh database on the test server)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store")
+    return request.getfixturevalue("postgres_url")

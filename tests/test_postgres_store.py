@@ -1,0 +1,113 @@
+"""The PostgreSQL store's own parts, against the real test server (tests/pgserver.py): the URL
+and its password, the dialect, migrations, and the per-corpus writer locks."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from index.errors import StoreError
+from index.postgres.dialect import parameters, translate
+from index.postgres.url import parse, shown
+from index.store import Store
+
+
+def test_a_password_in_the_store_url_is_refused_and_never_echoed():
+    with pytest.raises(StoreError) as caught:
+        parse("postgresql://app:s3cret@db.example:5432/docs")
+    assert caught.value.reason == "store-password-in-url"
+    assert "s3cret" not in str(caught.value) and "s3cret" not in (caught.value.hint or "")
+    assert shown("postgresql://app:s3cret@db.example:5432/docs") == (
+        "postgresql://app@db.example:5432/docs"
+    )
+
+
+def test_the_password_comes_from_the_variable_the_url_names(monkeypatch):
+    url = parse("postgresql://app@db.example/docs?password_env=MY_PG_PW&sslmode=require")
+    assert url.conninfo == "postgresql://app@db.example/docs?sslmode=require"
+    monkeypatch.delenv("MY_PG_PW", raising=False)
+    with pytest.raises(StoreError) as caught:
+        url.password()
+    assert caught.value.reason == "store-password-missing" and "MY_PG_PW" in str(caught.value)
+    monkeypatch.setenv("MY_PG_PW", "pw")
+    assert url.password() == "pw"
+
+
+def test_a_store_url_without_a_database_is_a_named_error():
+    with pytest.raises(StoreError) as caught:
+        parse("postgresql://app@db.example")
+    assert caught.value.reason == "bad-store-url"
+
+
+def test_the_dialect_rewrites_sqlite_spellings_outside_literals():
+    statement = translate(
+        "SELECT 'a ? %', group_concat(x, ' ') FROM t WHERE 1 AND id IN "
+        "(SELECT value FROM json_each(?)) AND k = ?"
+    )
+    assert statement.sql == (
+        "SELECT 'a ? %%', string_agg(x, ' ') FROM t WHERE true AND id = ANY(%s) AND k = %s"
+    )
+    assert parameters(statement, ["[1, 2]", "k"]) == [[1, 2], "k"]
+    assert translate("INSERT OR IGNORE INTO v (k) VALUES (?)").sql == (
+        "INSERT INTO v (k) VALUES (%s) ON CONFLICT DO NOTHING"
+    )
+
+
+def test_a_reader_of_an_empty_database_is_told_to_build_the_index(postgres_url):
+    with pytest.raises(StoreError) as caught:
+        Store.open(postgres_url, readonly=True)
+    assert caught.value.reason == "index-not-built"
+
+
+def test_a_writer_migrates_and_a_store_of_a_newer_schema_is_refused(postgres_url):
+    with Store.open(postgres_url) as store:
+        assert store.kind == "postgres"
+        tables = {r[0] for r in store.db.execute("SELECT tablename FROM pg_tables")}
+        assert {"corpora", "documents", "chunks", "vectors", "schema_migrations"} <= tables
+        with store.write():
+            store.db.execute("INSERT INTO schema_migrations VALUES ('m999_future', 'x')")
+    for readonly in (True, False):
+        with pytest.raises(StoreError) as caught:
+            Store.open(postgres_url, readonly=readonly)
+        assert caught.value.reason == "index-newer"
+
+
+def test_a_wrong_password_is_a_named_error_without_the_password(postgres_url, monkeypatch):
+    monkeypatch.setenv("DOCS_FLATTEN_TEST_PG_PASSWORD", "wrong-pw-123")
+    with pytest.raises(StoreError) as caught:
+        Store.open(postgres_url)
+    assert caught.value.reason == "store-unreachable"
+    assert "wrong-pw-123" not in str(caught.value)
+
+
+def test_a_second_writer_of_one_corpus_waits_then_fails_store_busy(postgres_url):
+    with Store.open(postgres_url) as first, Store.open(postgres_url, busy_timeout=0.5) as second:
+        with first.write("docs"):
+            with pytest.raises(StoreError) as caught, second.write("docs"):
+                pass
+            assert caught.value.reason == "store-busy"
+            with second.write("other"):  # another corpus writes alongside
+                second.db.execute("INSERT INTO corpora (name) VALUES ('other')")
+        with second.write("docs"):  # and the corpus is free once the first commits
+            pass
+
+
+def test_a_waiting_writer_of_one_corpus_goes_on_once_the_first_commits(postgres_url):
+    with Store.open(postgres_url) as first, Store.open(postgres_url) as second:
+        done = threading.Event()
+
+        def wait_and_write() -> None:
+            with second.write("docs"):
+                second.db.execute("INSERT INTO corpora (name) VALUES ('second')")
+            done.set()
+
+        with first.write("docs"):
+            first.db.execute("INSERT INTO corpora (name) VALUES ('first')")
+            waiter = threading.Thread(target=wait_and_write)
+            waiter.start()
+            assert not done.wait(0.5)  # blocked on the corpus lock
+        waiter.join(60)
+        assert done.is_set()
+        names = [r[0] for r in first.db.execute("SELECT name FROM corpora ORDER BY id")]
+        assert names == ["first", "second"]
