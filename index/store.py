@@ -14,6 +14,7 @@ named error, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import sqlite3
@@ -54,6 +55,18 @@ def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
 def store_target(store: str | os.PathLike[str] | None = None) -> str | os.PathLike[str] | None:
     """--store, else $DOCS_FLATTEN_STORE (a folder or a `postgresql://` URL), else None."""
     return store or os.environ.get(STORE_ENV) or None
+
+
+def new_ids(db: sqlite3.Connection, table: str) -> Iterator[int]:
+    """Ids for new rows of `table` (documents, chunks), handed out here so rows need no round
+    trip for their id. SQLite: after the largest (one writer per store). PostgreSQL: blocks
+    from the table's sequence, as other corpora may be writing alongside."""
+    if not isinstance(db, sqlite3.Connection):
+        from index.postgres.store import reserved_ids
+
+        return reserved_ids(db, table)
+    start = db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0]
+    return itertools.count(start)
 
 
 class Store:

@@ -248,3 +248,19 @@ def store_fault(error: Exception, location: str, *, writing: bool) -> StoreError
         reason="store-write-failed" if writing else "store-unreadable",
         hint="check the server, then run this again",
     )
+
+
+ID_BLOCK = 1024  # ids reserved per round trip
+
+
+def reserved_ids(db: Connection, table: str) -> Iterator[int]:
+    """Ids from `table`'s identity sequence, a block per round trip. Not contiguous across
+    blocks (another corpus's writer may take ids in between), unique always; an id reserved and
+    not used (a rolled-back load) is simply skipped."""
+    sequence = db.execute("SELECT pg_get_serial_sequence(?, 'id')", (table,)).fetchone()[0]
+    while True:
+        rows = db.execute(
+            "SELECT nextval(?) FROM generate_series(1, ?)", (sequence, ID_BLOCK)
+        ).fetchall()
+        for (value,) in rows:
+            yield int(value)

@@ -87,6 +87,10 @@ def claim(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
 
 def set_dimension(db: sqlite3.Connection, dimension: int) -> None:
     db.execute("UPDATE vector_identity SET dimension = ? WHERE dimension IS NULL", (dimension,))
+    if not isinstance(db, sqlite3.Connection):  # PostgreSQL: its HNSW index, now it can be made
+        from index.postgres.vectors import ensure_index
+
+        ensure_index(db, dimension)
 
 
 def vector_key(embedded_text: str) -> str:
@@ -96,6 +100,15 @@ def vector_key(embedded_text: str) -> str:
 def pack(vector: list[float]) -> bytes:
     """float32 bytes of the unit vector: stored normalised, so loading needs no arithmetic."""
     return unit(np.asarray(vector, dtype=DTYPE)).tobytes()
+
+
+def packed(db: sqlite3.Connection, vector: list[float]) -> bytes | str:
+    """`pack(vector)` as the store's `embedding` column takes it (pgvector's text on Postgres)."""
+    if isinstance(db, sqlite3.Connection):
+        return pack(vector)
+    from index.postgres.vectors import literal
+
+    return literal(unit(np.asarray(vector, dtype=DTYPE)))
 
 
 def collect_garbage(db: sqlite3.Connection) -> int:
