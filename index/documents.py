@@ -20,7 +20,7 @@ from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
 from index.scope import CHUNKS, DOCUMENTS, Scope, corpus_filter, scope_filter
 from index.store import Store
-from index.text import fts_string
+from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
 PAGE_CHARS = 12_000
 _TOKENS = re.compile(r"[^\W_]+")  # unicode61's tokens: letters and digits
@@ -77,18 +77,10 @@ def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
     if exact:
         # The exact index keeps no positions: a word of several tokens (`aws_eks_cluster`)
         # matches chunks holding each of its tokens.
-        tokens = _TOKENS.findall(word) or [word]
-        table, expression = "chunks_exact", " AND ".join(fts_string(t) for t in tokens)
+        query = TextQuery(tuple(_TOKENS.findall(word) or [word]), every=True)
     else:
-        table = "chunks_fts"
-        expression = f"{{title section symbol body parts}} : {fts_string(word)}"
-    return dict(
-        store.db.execute(
-            f"SELECT c.document_id, count(*) FROM {table} m JOIN chunks c ON c.id = m.rowid "
-            f"WHERE {table} MATCH ? GROUP BY c.document_id",
-            (expression,),
-        ).fetchall()
-    )
+        query = TextQuery((word,), columns=CHUNK_COLUMNS)
+    return text_index(store.db).documents_with(query, exact=exact)
 
 
 @dataclass
@@ -107,28 +99,15 @@ def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list
         raise UsageError(f"not a regular expression: {exc}", reason="bad-query") from exc
     # The most widespread matching terms first (by chunk count, which fts5vocab keeps), so only
     # `limit` of them need the per-document counts below.
-    candidates = [
-        term
-        for (term,) in store.db.execute("SELECT term FROM vocab_exact ORDER BY doc DESC, term")
-        if regex.search(term)
-    ][:limit]
+    text = text_index(store.db)
+    candidates = [term for term in text.exact_terms() if regex.search(term)][:limit]
     out = []
     for term in candidates:
-        exact = _documents_matching(store, "chunks_exact", fts_string(term))
-        term_stem = stem(term)
-        any_form = _documents_matching(store, "chunks_fts", f"body : {fts_string(term)}")
-        out.append(Word(term, term_stem, exact, any_form))
+        exact = len(text.documents_with(TextQuery((term,)), exact=True))
+        any_form = len(text.documents_with(TextQuery((term,), columns=("body",))))
+        out.append(Word(term, stem(term), exact, any_form))
     out.sort(key=lambda w: (-w.exact_documents, w.word))
     return out[:limit]
-
-
-def _documents_matching(store: Store, table: str, expression: str) -> int:
-    row = store.db.execute(
-        f"SELECT count(DISTINCT c.document_id) FROM {table} m JOIN chunks c ON c.id = m.rowid "
-        f"WHERE {table} MATCH ?",
-        (expression,),
-    ).fetchone()
-    return int(row[0])
 
 
 @dataclass
@@ -187,14 +166,14 @@ def show(
     cursor = store.db.cursor()
     cursor.row_factory = sqlite3.Row
     row = cursor.execute(
-        f"SELECT {LOCATED_COLUMNS}, f.body AS body, c.meta AS meta FROM {CHUNKS} "
-        "JOIN chunks_fts f ON f.rowid = c.id "
+        f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
         f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
         [*parsed, *corpus_params],
     ).fetchone()
     if row is None:
         return None
-    return ChunkView(**located_fields(rules or [], row), content=row["body"],
+    body = text_index(store.db).chunk_texts([row["chunk_id"]]).get(row["chunk_id"], "")
+    return ChunkView(**located_fields(rules or [], row), content=body,
                      meta=json.loads(row["meta"]) if row["meta"] else {})  # fmt: skip
 
 
@@ -228,14 +207,14 @@ def get(
     ).fetchone()
     if doc is None:
         return None
-    bodies = [
-        body
-        for (body,) in store.db.execute(
-            "SELECT f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
-            "WHERE c.document_id = ? ORDER BY c.ordinal",
-            (doc[0],),
+    ids = [
+        chunk_id
+        for (chunk_id,) in store.db.execute(
+            "SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (doc[0],)
         )
     ]
+    texts = text_index(store.db).chunk_texts(ids)
+    bodies = [texts[i] for i in ids if i in texts]
     text = "\n\n".join(bodies)
     end = min(len(text), offset + page_chars)
     if end < len(text):

@@ -20,22 +20,24 @@ barely moves the ranking, so such terms are left out when the query has rarer on
 word is common, chunks whose title, section or symbol hold them all are tried first.
 
 The stage returns candidates (chunk id and BM25 score) without snippets: the search ranks and
-groups them, then asks `snippets` for the excerpts of the few it shows.
+groups them, then asks `snippets` for the excerpts of the few it shows. The plan is structured
+(`TextQuery`); the store's text index (`index.textindex`: FTS5, or BM25 on Postgres) runs it.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from index.schema import TOKENIZER
-from index.scope import CHUNKS
-from index.text import fts_string, query_words
+from index.text import query_words
+from index.textindex import CHUNK_COLUMNS, LexicalHit, TextQuery, text_index
 
 # bm25() column weights: title, section, symbol, body, identifier parts.
 WEIGHTS = (4.0, 2.0, 3.0, 1.0, 0.5)
@@ -46,12 +48,6 @@ _FAMILY_MIN = 4  # shorter words have too many unrelated "inflections"
 _COMPOUND_MIN = 6  # a word shorter than this is not split
 _PART_MIN = 4  # nor into a part shorter than this
 _JOINED_MIN = 2  # chunks that must hold two words written together to count as a spelling
-
-
-@dataclass(frozen=True)
-class LexicalHit:
-    chunk_id: int
-    score: float  # higher is better
 
 
 _stem_lock = threading.Lock()
@@ -102,34 +98,35 @@ class Term:
 
 @dataclass(frozen=True)
 class QueryPlan:
-    expression: str  # the FTS5 MATCH expression
+    query: TextQuery  # the forms of the words asked for, OR-ed
     # Every word is common: first try chunks whose title, section or symbol hold them all.
-    headline_first: str | None = None
+    headline_first: TextQuery | None = None
     terms: tuple[Term, ...] = ()  # every word, common ones too
 
     @property
-    def every_word(self) -> str:
-        """An expression for every word: a document's title and path are short, so no word is
-        too common to look for there."""
-        return " OR ".join(dict.fromkeys(fts_string(f) for t in self.terms for f in t.forms))
+    def every_word(self) -> TextQuery:
+        """Every word's forms: a document's title and path are short, so no word is too common
+        to look for there."""
+        return TextQuery(tuple(dict.fromkeys(f for t in self.terms for f in t.forms)))
 
 
 class Vocabulary:
-    """How many chunks hold each stemmed term, as fts5vocab counts them, remembered while the
-    index is unchanged: fts5vocab counts by walking the term's whole list, so a common term
+    """How many chunks hold each stemmed term, as the text index counts them, remembered while
+    the index is unchanged: fts5vocab counts by walking the term's whole list, so a common term
     costs about a millisecond per look-up, and a long-lived reader (the MCP server) asks for
     the same terms again and again."""
 
     MAX_TERMS = 65_536
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Any) -> None:
         self.db = db
-        self._seen: tuple[int, int] | None = None
+        self.text = text_index(db)
+        self._seen: Any = None
         self._docs: dict[str, int] = {}
 
     def refresh(self) -> None:
         """Forget the counts if the index changed (another connection committed, or this one)."""
-        seen = (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)
+        seen = self.text.version()
         if seen != self._seen or len(self._docs) > self.MAX_TERMS:
             self._seen, self._docs = seen, {}
 
@@ -137,16 +134,7 @@ class Vocabulary:
         """Chunks holding each term (0: not in the index)."""
         wanted = sorted({t for t in terms if t not in self._docs})
         if wanted:
-            # A list of values, not a subquery: fts5vocab looks each term up, never scans.
-            # Bytes, decoded here: a long query word can meet a prefix entry cut inside a
-            # multi-byte character, which sqlite3 would refuse to decode (an error, not a miss).
-            rows = self.db.execute(
-                "SELECT CAST(term AS BLOB), doc FROM vocab_stemmed WHERE term IN "
-                f"({', '.join('?' for _ in wanted)})",
-                wanted,
-            ).fetchall()
-            found = {term.decode("utf-8", "replace"): doc for term, doc in rows}
-            self._docs.update((t, int(found.get(t, 0))) for t in wanted)
+            self._docs.update(self.text.document_frequencies(wanted))
         return {t: self._docs[t] for t in terms}
 
 
@@ -199,9 +187,7 @@ def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> di
     return out
 
 
-def plan(
-    db: sqlite3.Connection, query: str, vocabulary: Vocabulary | None = None
-) -> QueryPlan | None:
+def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan | None:
     """How to run a user's query, or None when it has no words. `vocabulary`: counts kept from
     earlier queries on the same connection, if any."""
     words = query_words(query)
@@ -226,67 +212,30 @@ def plan(
     )  # fmt: skip
     headline = None
     if not rare:
-        together = " AND ".join(fts_string(w) for w in present)
-        headline = f"{{title section symbol}} : ({together})"
-    expression = " OR ".join(
-        dict.fromkeys(fts_string(f) for t in terms if t.word in (rare or present) for f in t.forms)
-    )
-    return QueryPlan(expression, headline, terms)
+        headline = TextQuery(tuple(present), every=True, columns=CHUNK_COLUMNS[:3])
+    asked = dict.fromkeys(f for t in terms if t.word in (rare or present) for f in t.forms)
+    return QueryPlan(TextQuery(tuple(asked)), headline, terms)
 
 
 def lexical(
-    db: sqlite3.Connection,
+    db: Any,
     planned: QueryPlan,
     *,
     depth: int,
     enough: int,
     scope: tuple[str, list[object]] = ("", []),
-) -> tuple[list[LexicalHit], str]:
-    """The best `depth` chunks by BM25 within `scope` (a `scope_filter`), and the expression
-    that found them (for `snippets`). When every word is common the headline expression is
-    used if it finds at least `enough` chunks."""
+) -> tuple[list[LexicalHit], TextQuery]:
+    """The best `depth` chunks by BM25 within `scope` (a `scope_filter`), and the query that
+    found them (for `snippets`). When every word is common the headline query is used if it
+    finds at least `enough` chunks."""
+    text = text_index(db)
     if planned.headline_first:
-        hits = _rank(db, planned.headline_first, depth, scope)
+        hits = text.rank(planned.headline_first, depth, scope)
         if len(hits) >= enough:
             return hits, planned.headline_first
-    return _rank(db, planned.expression, depth, scope), planned.expression
+    return text.rank(planned.query, depth, scope), planned.query
 
 
-def rank_query(in_scope: str) -> str:
-    """The ranking SQL (parameters: the MATCH expression, the scope's, then the limit)."""
-    weights = ", ".join(str(w) for w in WEIGHTS)
-    if in_scope:
-        # `+f.rowid`: a bare rowid would be handed to FTS5 as a constraint, which then runs the
-        # MATCH once per chunk of the scope (seconds on a large one) instead of filtering.
-        in_scope = f"AND +f.rowid IN (SELECT c.id FROM {CHUNKS} WHERE 1 {in_scope})"
-    return (
-        f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS score "
-        f"FROM chunks_fts f WHERE chunks_fts MATCH ? {in_scope} "
-        f"ORDER BY bm25(chunks_fts, {weights}) LIMIT ?"
-    )
-
-
-def _rank(
-    db: sqlite3.Connection, expression: str, depth: int, scope: tuple[str, list[object]]
-) -> list[LexicalHit]:
-    in_scope, params = scope
-    rows = db.execute(rank_query(in_scope), [expression, *params, depth]).fetchall()
-    return [LexicalHit(int(r[0]), float(r[1])) for r in rows]
-
-
-SNIPPET = "snippet(chunks_fts, 3, '', '', ' … ', 24)"
-
-
-def snippets(db: sqlite3.Connection, expression: str, chunk_ids: list[int]) -> dict[int, str]:
-    """A matching excerpt of each of these chunks that matches `expression`.
-
-    Asked for the few hits shown, after ranking: FTS5 seeks each id (a bare rowid constraint),
-    cheaper than excerpting every candidate in the ranking query."""
-    if not chunk_ids:
-        return {}
-    rows = db.execute(
-        f"SELECT f.rowid, {SNIPPET} FROM chunks_fts f WHERE chunks_fts MATCH ? "
-        "AND f.rowid IN (SELECT value FROM json_each(?))",
-        (expression, json.dumps(chunk_ids)),
-    )
-    return {int(chunk_id): text or "" for chunk_id, text in rows}
+def snippets(db: Any, query: TextQuery, chunk_ids: Sequence[int]) -> dict[int, str]:
+    """A matching excerpt of each of these chunks that matches `query`."""
+    return text_index(db).snippets(query, chunk_ids)

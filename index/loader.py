@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from flatten.errors import FlattenError, UsageError, write_failed
 from flatten.record import (
     MARK_KEY,
@@ -52,15 +50,12 @@ from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store, new_ids
 from index.text import identifier_parts
+from index.textindex import ChunkText, DocumentText, text_index
 
 __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 HOLD_CHARS = 256 << 20  # content kept between the passes, at most
-# What each FTS5 table buffers in memory before writing a segment (SQLite's default is 1 MiB):
-# room for a whole batch (`_BatchWriter`), so each batch is one segment, not four: less merging.
-# Memory grows by at most this much per table, whatever the corpus size.
-FTS_BUFFER_BYTES = 8 << 20
 
 
 class StreamError(FlattenError):
@@ -315,7 +310,7 @@ def _apply(
         (corpus, now),
     )
     corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
-    _buffer_fts(db)
+    text_index(db).prepare_load()
     existing = {
         source: (doc_id, fingerprint)
         for doc_id, source, fingerprint in db.execute(
@@ -326,7 +321,7 @@ def _apply(
         max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
     if reindex:
         for doc_id, _ in existing.values():
-            _delete_document(db, doc_id)
+            _delete_document(db, doc_id, corpus_id)
         existing = {}
     writer = _BatchWriter(db)
     try:
@@ -348,19 +343,8 @@ def _apply(
     if not partial:
         for source, (doc_id, _) in existing.items():
             if source not in docs:
-                _delete_document(db, doc_id)
+                _delete_document(db, doc_id, corpus_id)
                 report.removed += 1
-
-
-def _buffer_fts(db: sqlite3.Connection) -> None:
-    """Set the FTS5 tables' write buffer (`hashsize`, kept in their config) where it differs: a
-    store built by an older version takes it at its next load, no migration needed."""
-    for table in ("chunks_fts", "chunks_exact"):
-        current = db.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
-        if current is None or current[0] != FTS_BUFFER_BYTES:
-            db.execute(
-                f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)", (FTS_BUFFER_BYTES,)
-            )
 
 
 def _write_documents(
@@ -417,17 +401,8 @@ def _chunks_of(
     return sorted(chunks, key=lambda c: c.ordinal)
 
 
-def _delete_document(db: sqlite3.Connection, doc_id: int) -> None:
-    rows = db.execute(
-        "SELECT c.id, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
-        "WHERE c.document_id = ?",
-        (doc_id,),
-    ).fetchall()
-    db.executemany(
-        "INSERT INTO chunks_exact (chunks_exact, rowid, body) VALUES ('delete', ?, ?)", rows
-    )
-    db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r[0],) for r in rows])
-    db.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
+    text_index(db).delete_document(corpus_id, doc_id)  # first: it finds the chunks by document
     db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
@@ -440,8 +415,8 @@ class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
     A batch's text is indexed on a second thread while this one parses the next: SQLite
-    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (over a
-    JSON array, `_insert_rows`, or over the rows just written), so the writer takes the GIL once
+    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (see
+    `index.textindex.fts5`), so the writer takes the GIL once
     a batch, not once a row (`executemany` on a second thread was slower: it waited for the GIL
     at every row). One batch
     at most is in flight, so memory stays flat, and the connection runs one statement at a time:
@@ -459,8 +434,9 @@ class _BatchWriter:
         self.doc_ids, self.chunk_ids = new_ids(db, "documents"), new_ids(db, "chunks")
         self.documents: list[tuple[Any, ...]] = []
         self.chunks: list[tuple[Any, ...]] = []
-        self.texts: list[tuple[Any, ...]] = []
+        self.texts: list[ChunkText] = []
         self.deletes: list[int] = []
+        self.corpus_id = 0
         self.batch_chars = 0
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
@@ -473,6 +449,7 @@ class _BatchWriter:
         self, corpus_id: int, source: str, fingerprint: str, chunks: list[Record], now: str
     ) -> None:
         first = chunks[0]
+        self.corpus_id = corpus_id  # one corpus a load
         doc_id = next(self.doc_ids)
         self.documents.append(
             (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
@@ -490,8 +467,9 @@ class _BatchWriter:
                  _json(dict(chunk.meta)) if chunk.meta else None)
             )  # fmt: skip
             parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
-            self.texts.append((chunk_id, chunk.title, SECTION_SEPARATOR.join(chunk.section),
-                               chunk.symbol or "", chunk.content, parts))  # fmt: skip
+            self.texts.append(ChunkText(chunk_id, chunk.title,
+                                        SECTION_SEPARATOR.join(chunk.section),
+                                        chunk.symbol or "", chunk.content, parts))  # fmt: skip
             self.batch_chars += len(chunk.content)
         if self.batch_chars >= self.BATCH_CHARS:
             self.flush()
@@ -506,16 +484,15 @@ class _BatchWriter:
         self.wait()
         db = self.db
         for doc_id in deletes:
-            _delete_document(db, doc_id)
+            _delete_document(db, doc_id, self.corpus_id)
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
             "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "
             "locale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             documents,
         )
-        db.executemany(
-            "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
-            [(d[0], *document_fields(d[2], d[5])) for d in documents],
+        text_index(db).write_documents(
+            [DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents]
         )
         db.executemany(
             "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
@@ -523,7 +500,8 @@ class _BatchWriter:
             chunks,
         )
         if texts:
-            self._writing = self._thread.submit(self._write_texts, texts)
+            write = text_index(db).write_chunks
+            self._writing = self._thread.submit(write, self.corpus_id, texts)
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
@@ -537,37 +515,6 @@ class _BatchWriter:
         with contextlib.suppress(Exception):
             self.wait()
         self._thread.shutdown()
-
-    def _write_texts(self, texts: list[tuple[Any, ...]]) -> None:
-        """The FTS5 rows, where nearly all of a load's time goes: one statement a table."""
-        _insert_rows(
-            self.db,
-            "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            texts,
-        )
-        # The same text again, for the exact index: read back from the table just written (a
-        # copy inside SQLite) rather than parsed from JSON a second time.
-        self.db.execute(
-            "INSERT INTO chunks_exact (rowid, body) "
-            "SELECT rowid, body FROM chunks_fts WHERE rowid BETWEEN ? AND ?",
-            (texts[0][0], texts[-1][0]),
-        )
-
-
-def _insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-    """`executemany(sql, rows)` as one statement over the rows as a JSON array, which SQLite
-    runs without the GIL (see `_BatchWriter`). A row holding a NUL goes row by row: SQLite's
-    JSON ends a string at its first NUL, and a bound parameter does not."""
-    if not rows:
-        return
-    payload = orjson.dumps(rows)
-    if b"\\u0000" in payload:
-        db.executemany(sql, rows)
-        return
-    head, _, values = sql.partition(" VALUES ")
-    columns = ", ".join(f"value ->> {i}" for i in range(values.count("?")))
-    db.execute(f"{head} SELECT {columns} FROM json_each(?)", (payload,))
 
 
 def _spool(name: str, fill: Callable[[IO[bytes]], None]) -> Path:

@@ -26,15 +26,16 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from index.lexical import QueryPlan, stem
 from index.priors import asked_for, prior_of
 from index.results import Ranking
+from index.textindex import text_index
 
 FIELD_WEIGHT = 2.0  # the title/path words' worth (a sum of IDFs) against a slice's BM25
 TITLE_WEIGHT = 1.0  # what a word found in the page's title is worth, times its IDF
 PATH_WEIGHT = 1.0  # and in its path
-_MARKED = re.compile("\x01(.*?)\x02", re.DOTALL)
 _WORDS = re.compile(r"[^\W_]+")
 CANDIDATES = 100  # slices the lexical stage hands on; a page's best is nearly always among them
 
@@ -48,35 +49,30 @@ class Scored:
 
 
 def field_scores(
-    db: sqlite3.Connection, planned: QueryPlan, documents: list[int]
+    db: Any, planned: QueryPlan, documents: list[int]
 ) -> dict[int, tuple[float, float]]:
     """What the query's words found in the title, and in the path words, of each document that
     holds any (others: absent): the sum of the IDF over chunks of each word found, as BM25F
     weighs a field (a word common in the corpus counts little, even in a title).
 
-    FTS5 finds the words (stemmed, inflections and compound spellings included) and marks them;
-    each marked span counts for the query words it spells. Looked up by id: FTS5 seeks."""
-    expression = planned.every_word
-    if not expression or not documents:
+    The text index finds the words (stemmed, inflections and compound spellings included) and
+    marks them; each marked span counts for the query words it spells."""
+    query = planned.every_word
+    if not query.phrases or not documents:
         return {}
-    rows = db.execute(
-        "SELECT rowid, highlight(documents_fts, 0, char(1), char(2)), "
-        "highlight(documents_fts, 1, char(1), char(2)) FROM documents_fts "
-        "WHERE documents_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
-        (expression, json.dumps(documents)),
-    )
+    marked = text_index(db).highlights(query, documents)
     spelled: dict[str, set[int]] = {}  # a spelling's key -> the query words it spells
     for n, term in enumerate(planned.terms):
         for form in term.forms:
             spelled.setdefault(_key(form), set()).add(n)
 
-    def worth(marked: str) -> float:
-        found = set().union(*(spelled.get(_key(span), set()) for span in _MARKED.findall(marked)))
+    def worth(spans: list[str]) -> float:
+        found = set().union(*(spelled.get(_key(span), set()) for span in spans))
         return sum(planned.terms[n].idf for n in found)
 
     return {
-        int(doc_id): (TITLE_WEIGHT * worth(title), PATH_WEIGHT * worth(path))
-        for doc_id, title, path in rows
+        doc_id: (TITLE_WEIGHT * worth(title), PATH_WEIGHT * worth(path))
+        for doc_id, (title, path) in marked.items()
     }
 
 

@@ -144,6 +144,8 @@ class TierUsed:
     reason: str | None = field(default=None, metadata=_OPTIONAL)  # why lexical (see above)
     model: str | None = field(default=None, metadata=_OPTIONAL)
     dimension: int | None = field(default=None, metadata=_OPTIONAL)
+    # The lexical engine when it is not FTS5: "bm25 (postgres)" (`index.textindex`).
+    engine: str | None = field(default=None, metadata=_OPTIONAL)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from index.results import (
 )
 from index.scope import CHUNKS, Scope, scope_filter
 from index.store import Store
+from index.textindex import TextQuery, text_index
 
 if TYPE_CHECKING:  # numpy and the vector stage load only when vectors are used
     import numpy as np
@@ -109,9 +110,10 @@ def search(
                          value=options.per_doc)  # fmt: skip
     scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
     planned = plan(store.db, query, _vocabulary(store))
+    engine = _engine(store)
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
-        return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why),
+        return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why, engine=engine),
                               _lexical_only(store, query, planned, scope, options))  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
@@ -124,15 +126,22 @@ def search(
 
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
-        used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc))
+        used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc), engine=engine)
         return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options))
     near = _in_scope(store, near, scope)
     # In vector mode the lexical candidates only say which hits matched by keyword.
     lexical_ranked, expression = _lexical_ranked(store, query, planned, scope, depth)
     results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near,
                      expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
-    used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension)
+    used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension,
+                    engine=engine)  # fmt: skip
     return SearchResponse(query, used, results)
+
+
+def _engine(store: Store) -> str | None:
+    """The lexical engine when it is not FTS5 (the default, left unsaid in JSON)."""
+    name = text_index(store.db).name
+    return None if name == "fts5" else name
 
 
 _VOCABULARIES: weakref.WeakKeyDictionary[Store, Vocabulary] = weakref.WeakKeyDictionary()
@@ -152,8 +161,8 @@ def _lexical_ranked(
     planned: QueryPlan | None,
     scope: tuple[str, list[object]],
     enough: int,
-) -> tuple[list[Scored], str | None]:
-    """The lexical stage's candidates scored as pages, and the expression that found them."""
+) -> tuple[list[Scored], TextQuery | None]:
+    """The lexical stage's candidates scored as pages, and the query that found them."""
     if planned is None:
         return [], None
     hits, expression = lexical(store.db, planned, depth=max(CANDIDATES, enough),
@@ -195,7 +204,7 @@ def _shown(
     store: Store,
     scored: list[Scored],
     chosen: list[Scored],
-    expression: str | None,
+    expression: TextQuery | None,
     options: SearchOptions,
 ) -> list[Hit]:
     """The chosen slices as hits: located and cited, with their snippets, and (grouped) the
@@ -244,7 +253,7 @@ def _fused(
     vectors: VectorTier,
     lexical_ranked: list[Scored],
     near: list[tuple[int, float]],
-    expression: str | None,
+    expression: TextQuery | None,
     options: SearchOptions,
     *,
     vector_only: bool,
@@ -305,14 +314,7 @@ def _diversified(
 
 def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) -> dict[int, str]:
     """The text of each chunk (its first `chars` characters when given), by chunk id."""
-    if not chunk_ids:
-        return {}
-    body = "body" if chars is None else f"substr(body, 1, {int(chars)})"
-    rows = store.db.execute(
-        f"SELECT rowid, {body} FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(chunk_ids),),
-    )
-    return dict(rows.fetchall())
+    return text_index(store.db).chunk_texts(chunk_ids, chars)
 
 
 def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions) -> list[Hit]:

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flatten.record import Malformed, parse_line
-from index.loader import FTS_BUFFER_BYTES, _BatchWriter, load_records
+from index.loader import _BatchWriter, load_records
 from index.search import search
 from index.store import Store
 from index.text import _has_inner_capital, identifier_parts
+from index.textindex.fts5 import FTS_BUFFER_BYTES
 from tests.conftest import record
 
 SCALARS = (

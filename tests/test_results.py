@@ -267,8 +267,8 @@ def test_every_answer_of_every_tool_fits_the_cap(knowledge, tool, text, number, 
 
 
 def test_a_corpus_filter_does_not_run_the_match_once_per_chunk(store_dir):
-    from index.lexical import rank_query
     from index.scope import Scope, scope_filter
+    from index.textindex.fts5 import rank_query
 
     with Store.open(store_dir, readonly=True) as opened:
         in_scope, params = scope_filter(opened.db, Scope("notes", paths=("notes/",)))

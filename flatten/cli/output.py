@@ -79,10 +79,10 @@ def tier_text(used: TierUsed) -> str:
         return f"tier: hybrid -> DEGRADED to lexical ({used.reason})"
     if used.name == Tier.LEXICAL:
         why = "forced by --tier" if used.reason == REQUESTED else used.reason
-        return f"tier: lexical (FTS5) - {why}"
+        return f"tier: lexical ({used.engine or 'FTS5'}) - {why}"
     vectors = f"model={used.model} dim={used.dimension}"
     if used.name == Tier.HYBRID:
-        return f"tier: hybrid (FTS5 + vectors, RRF) - {vectors}"
+        return f"tier: hybrid ({used.engine or 'FTS5'} + vectors, RRF) - {vectors}"
     return f"tier: vector - {vectors}"
 
 

@@ -5,7 +5,7 @@ the same way.
 Every text column sorts by code point (`COLLATE "C"`), as SQLite's BINARY collation does: the
 same ORDER BY gives the same output on both stores whatever the database's locale. Ids come
 from sequences (two corpora may load at once; see `index.postgres.store.reserve_ids`). The text
-index's own tables (BM25) belong to `index.textindex`; vectors are pgvector `vector` values with
+index's own tables (BM25) belong to `index.textindex.postgres`, made by m001; vectors are pgvector `vector` values with
 an HNSW index made once the dimension is known (`index.postgres.vectors`).
 """
 
@@ -62,6 +62,9 @@ def m001_lexical(db: Any) -> None:
         CREATE INDEX chunks_hash ON chunks(hash)
         """,
     )
+    from index.textindex.postgres import create_tables  # the text index's own tables (BM25)
+
+    create_tables(db)
 
 
 def m002_vectors(db: Any) -> None:
@@ -112,10 +115,6 @@ def m005_document_fields(db: Any) -> None:
     )
 
 
-# The text index's tables follow the relational ones in the same migrations; a text index
-# registers its own migration functions here by name (index.textindex).
-TEXT_INDEX: dict[str, Callable[[Any], None]] = {}
-
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
@@ -137,8 +136,6 @@ def migrate(db: Any) -> list[str]:
         if name in done:
             continue
         migration(db)
-        if name in TEXT_INDEX:
-            TEXT_INDEX[name](db)
         db.execute(
             "INSERT INTO schema_migrations VALUES "
             "(?, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",

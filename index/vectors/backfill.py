@@ -20,6 +20,7 @@ from typing import Any
 
 from flatten.content import looks_binary, looks_minified
 from index.store import Store
+from index.textindex import text_index
 from index.vectors import sidecar
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.vectors.storage import (
@@ -167,13 +168,14 @@ def _pending(
     """The next page of pending chunks after id `after`: (texts to send, one per distinct key;
     the last id read; how many chunks were read). Chunks whose text has a vector already get
     its key now, and skipped chunks their reason."""
-    rows = store.db.execute(
-        "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, f.body, d.title, c.section, "
-        "coalesce(c.kind, d.kind) FROM chunks c "
-        "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+    found = store.db.execute(
+        "SELECT c.id, d.source, c.ordinal, c.title, c.redactions, d.title, c.section, "
+        "coalesce(c.kind, d.kind) FROM chunks c JOIN documents d ON d.id = c.document_id "
         f"WHERE {_PENDING} AND c.id > ? ORDER BY c.id LIMIT ?",
         (after, PAGE),
     ).fetchall()
+    bodies = text_index(store.db).chunk_texts([r[0] for r in found])
+    rows = [(*r[:5], bodies[r[0]], *r[5:]) for r in found if r[0] in bodies]
     by_key: dict[str, _Pending] = {}
     skips: list[tuple[str, int]] = []
     reuses: list[tuple[str, int]] = []
@@ -201,7 +203,7 @@ def _pending(
             db.executemany(
                 "UPDATE chunks SET embed_key = ?, embed_skip = NULL WHERE id = ?", reuses
             )
-    return list(by_key.values()), (rows[-1][0] if rows else after), len(rows)
+    return list(by_key.values()), (found[-1][0] if found else after), len(found)
 
 
 def _skip_reason(body: str, redactions: int) -> str | None:
