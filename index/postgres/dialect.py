@@ -9,7 +9,9 @@ are rewritten here, in one place, rather than each module keeping a second copy:
   returning function, and compares it with the column's own type);
 - `INSERT OR IGNORE` becomes `INSERT ... ON CONFLICT DO NOTHING`;
 - `WHERE 1` (a filter that is then extended with `AND ...`) becomes `WHERE true`;
-- `group_concat(x, sep)` becomes `string_agg(x, sep)`.
+- `group_concat(x, sep)` becomes `string_agg(x, sep)`;
+- `json_extract(col, '$.key')` becomes `(col::jsonb ->> 'key')` (a text value: the index reads
+  only text members this way).
 
 Quoted literals are left as they are. The translation is pure and cached per statement.
 """
@@ -27,6 +29,7 @@ _JSON_LIST = re.compile(r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.I)
 _WHERE_1 = re.compile(r"\bWHERE\s+1\b(?!\s*[=<>!])", re.I)
 _GROUP_CONCAT = re.compile(r"\bgroup_concat\s*\(", re.I)
+_JSON_EXTRACT = re.compile(r"\bjson_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)", re.I)
 _JSON_MARK = "\x00json\x00"  # stands for a JSON-list placeholder until `?`s are numbered
 
 
@@ -39,6 +42,7 @@ class Statement:
 @functools.lru_cache(maxsize=1024)
 def translate(sql: str) -> Statement:
     """`sql` (SQLite's spelling) as PostgreSQL's, with what its parameters need."""
+    sql = _JSON_EXTRACT.sub(r"(\1::jsonb ->> '\2')", sql)
     pieces = _split_literals(sql)
     code = "\x01".join(piece for quoted, piece in pieces if not quoted)
     code = _JSON_LIST.sub(f"= ANY({_JSON_MARK})", code)
@@ -97,10 +101,11 @@ def _split_literals(sql: str) -> list[tuple[bool, str]]:
 
 
 def parameters(statement: Statement, params: Sequence[Any] | None) -> Sequence[Any] | None:
-    """The parameters as psycopg takes them: JSON id lists decoded to lists."""
-    if not statement.json_lists or params is None:
-        return params
-    values = list(params)
+    """The parameters as psycopg takes them: JSON id lists decoded to lists, and booleans as
+    the integers SQLite stores (the schema's flags are INTEGER columns on both stores)."""
+    if params is None:
+        return None
+    values = [int(v) if isinstance(v, bool) else v for v in params]
     for position in statement.json_lists:
         value = values[position]
         values[position] = json.loads(value) if isinstance(value, (str, bytes)) else list(value)

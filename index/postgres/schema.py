@@ -4,9 +4,10 @@ the same way.
 
 Every text column sorts by code point (`COLLATE "C"`), as SQLite's BINARY collation does: the
 same ORDER BY gives the same output on both stores whatever the database's locale. Ids come
-from sequences (two corpora may load at once; see `index.postgres.store.reserve_ids`). The text
-index's own tables (BM25) belong to `index.textindex.postgres`, made by m001; vectors are pgvector `vector` values with
-an HNSW index made once the dimension is known (`index.postgres.vectors`).
+from sequences (two corpora may load at once; see `index.postgres.store.reserved_ids`). The
+text index's own tables (BM25) belong to `index.textindex.postgres`, made by m001; vectors are
+pgvector `vector` values with an HNSW index made once the dimension is known
+(`index.postgres.vectors`).
 """
 
 from __future__ import annotations
