@@ -190,6 +190,11 @@ def postgres_url(postgres_server, monkeypatch) -> str:
     return f"{url}?password_env={PASSWORD_ENV}"
 
 
+def lexical_engine(store: object) -> str:
+    """What the tier line calls the lexical engine of this store (a folder or a URL)."""
+    return "bm25 (postgres)" if str(store).startswith("postgresql://") else "FTS5"
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request, tmp_path: Path) -> str:
     """The one parametrised store: each test using it runs on SQLite (a folder) and on

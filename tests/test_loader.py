@@ -31,8 +31,9 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "store") as opened:
+def store(store_url):
+    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
+    with Store.open(store_url) as opened:
         yield opened
 
 
