@@ -17,10 +17,19 @@ from index.loader import load_files
 from index.results import Tier
 from index.search import SearchOptions, search
 from index.store import Store
+from index.textindex import text_index
 from index.vectors.backfill import embed_pending
 from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
 from index.vectors.stage import VectorTier
-from tests.conftest import MINIFIED_BUNDLE, assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import (
+    MINIFIED_BUNDLE,
+    assert_clean_failure,
+    jsonl,
+    lexical_engine,
+    record,
+    run_cli,
+    write,
+)
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
 
@@ -35,8 +44,9 @@ def server():
 
 
 @pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "store") as opened:
+def store(store_url):
+    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
+    with Store.open(store_url) as opened:
         yield opened
 
 
@@ -249,11 +259,11 @@ def test_the_schema_upgrade_adds_vectors_to_a_lexical_store(tmp_path):
 
 
 @pytest.fixture
-def indexed(server, tmp_path):
+def indexed(server, tmp_path, store_url):
     user = record("api/users.md", 1, "getUserName returns the display name of a user.",
                   title="getUserName", symbol="getUserName")  # fmt: skip
     docs = [*big_document(), user]
-    store = tmp_path / "store"
+    store = store_url
     result = run_cli("index", jsonl(tmp_path / "a.jsonl", docs), "--store", store,
                      "--corpus", "ops", "--base-url", server, "--model", "hash-64")  # fmt: skip
     assert result.code == 0, result.stderr
@@ -264,7 +274,8 @@ def test_hybrid_search_fuses_and_shows_similarity_and_keyword_match(server, inde
     base = ["--store", indexed, "--base-url", server, "--model", "hash-64"]
     result = run_cli("search", "kafka consumer lag", "-k", "5", "--slices", *base, "--json")
     assert result.code == 0, result.stderr
-    assert result.stderr.strip() == "tier: hybrid (FTS5 + vectors, RRF) - model=hash-64 dim=64"
+    engine = lexical_engine(indexed)
+    assert result.stderr.strip() == f"tier: hybrid ({engine} + vectors, RRF) - model=hash-64 dim=64"
     hits = json.loads(result.stdout)
     assert len(hits) == 5 and all("kafka consumer lag" in h["snippet"] for h in hits)
     for hit in hits:
@@ -304,10 +315,12 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
                      "hash-64", "--tier", "vector")  # fmt: skip
     assert_clean_failure(forced, 1, "vector search unavailable")
     lexical = run_cli("search", "kafka", "--store", indexed, "--tier", "lexical")
-    assert lexical.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
+    engine = lexical_engine(indexed)
+    assert lexical.stderr.startswith(f"tier: lexical ({engine}) - no embeddings configured")
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "lexical")  # fmt: skip
-    assert forced.code == 0 and forced.stderr.startswith("tier: lexical (FTS5) - forced by --tier")
+    assert forced.code == 0
+    assert forced.stderr.startswith(f"tier: lexical ({engine}) - forced by --tier")
     no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
     assert_clean_failure(no_vectors, 2, "--rerank: re-ranking by mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")
@@ -434,6 +447,6 @@ def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tm
         hits = search(store, "helm rollback", SearchOptions(top_k=8, tier="vector"),
                       vectors=vectors).results  # fmt: skip
     for hit in hits:
-        text = store.db.execute("SELECT body FROM chunks_fts WHERE rowid = ?", (hit.chunk_id,))
-        expected = float(np.dot(embed(text.fetchone()[0], 64), embed("helm rollback", 64)))
+        text = text_index(store.db).chunk_texts([hit.chunk_id])[hit.chunk_id]
+        expected = float(np.dot(embed(text, 64), embed("helm rollback", 64)))
         assert hit.similarity == pytest.approx(expected, abs=1e-5)
