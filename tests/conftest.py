@@ -195,6 +195,19 @@ def lexical_engine(store: object) -> str:
     return "bm25 (postgres)" if str(store).startswith("postgresql://") else "FTS5"
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_store_url(request, tmp_path_factory) -> str:
+    """`store_url` for a module's shared fixtures (one store per module and kind)."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("store") / "store")
+    from tests.pgserver import PASSWORD, PASSWORD_ENV
+
+    server = request.getfixturevalue("postgres_server")
+    os.environ[PASSWORD_ENV] = PASSWORD  # the test server's, on loopback; no test unsets it
+    url = server.create_database(f"m{os.getpid()}_{next(_databases)}")
+    return f"{url}?password_env={PASSWORD_ENV}"
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request, tmp_path: Path) -> str:
     """The one parametrised store: each test using it runs on SQLite (a folder) and on
