@@ -3,6 +3,7 @@ and its password, the dialect, migrations, and the per-corpus writer locks."""
 
 from __future__ import annotations
 
+import socket
 import threading
 
 import pytest
@@ -111,3 +112,28 @@ def test_a_waiting_writer_of_one_corpus_goes_on_once_the_first_commits(postgres_
         assert done.is_set()
         names = [r[0] for r in first.db.execute("SELECT name FROM corpora ORDER BY id")]
         assert names == ["first", "second"]
+
+
+def test_the_cli_names_an_unreachable_store_and_a_password_in_the_url_without_echoing_it():
+    from tests.conftest import assert_clean_failure, run_cli
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = run_cli("search", "x", "--store", f"postgresql://app@127.0.0.1:{port}/docs")
+    assert_clean_failure(down, 1, "cannot connect to the store", f"127.0.0.1:{port}/docs")
+    leaked = run_cli("stats", "--store", "postgresql://app:hunter2@127.0.0.1:5/docs")
+    assert_clean_failure(leaked, 1, "holds a password", "password_env=")
+    assert "hunter2" not in leaked.stdout + leaked.stderr
+
+
+def test_the_store_url_may_come_from_the_environment(postgres_url, tmp_path):
+    from tests.conftest import jsonl, record, run_cli
+
+    data = jsonl(tmp_path / "a.jsonl", [record("a.md", 1, "otters hold hands")])
+    env = {"DOCS_FLATTEN_STORE": postgres_url}
+    assert run_cli("index", data, "--corpus", "c", env=env).code == 0
+    stats = run_cli("stats", env=env)
+    assert (
+        stats.code == 0 and postgres_url in stats.stdout and "corpus c: 1 documents" in stats.stdout
+    )
