@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 
+import numpy as np
 import pytest
 
 from index.errors import StoreError
@@ -137,3 +138,46 @@ def test_the_store_url_may_come_from_the_environment(postgres_url, tmp_path):
     assert (
         stats.code == 0 and postgres_url in stats.stdout and "corpus c: 1 documents" in stats.stdout
     )
+
+
+@pytest.mark.parametrize("kind", ["vector", "halfvec"])
+def test_hnsw_returns_the_whole_depth_and_fills_a_corpus_filtered_depth(
+    postgres_url, tmp_path, monkeypatch, kind
+):
+    """Past the exact threshold, the HNSW index answers: `ef_search` is raised to the depth
+    (pgvector's default 40 would cap a top-100 at 40 rows) and iterative scans fill a depth
+    filtered to one corpus; the top 10 match the exact scan's. `?vectors=halfvec` builds the
+    index on half-precision vectors."""
+    from index.loader import load_files
+    from index.postgres import vectors as pgvectors
+    from index.vectors.backfill import embed_pending
+    from index.vectors.client import EmbeddingConfig
+    from tests.conftest import jsonl, record
+    from tests.embedserver import EmbeddingServer, embed
+    from tests.sites import serve
+
+    monkeypatch.setattr(pgvectors, "EXACT_BELOW", 10)
+    url = f"{postgres_url}&vectors={kind}"
+    topics = ["kafka lag", "vacuum", "tls rotation", "helm rollback", "state lock", "eviction"]
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base, Store.open(url) as store:
+        for corpus, count in (("big", 150), ("small", 60)):
+            rows = [record(f"{corpus}/{i}.md", 1, f"{corpus} {topics[i % 6]} note {i}")
+                    for i in range(count)]  # fmt: skip
+            load_files(store, [jsonl(tmp_path / f"{corpus}.jsonl", rows)], corpus)
+        embed_pending(store, EmbeddingConfig(base_url=base + "/v1", model="hash-64"))
+        built = store.db.execute("SELECT pg_get_indexdef(to_regclass('vectors_hnsw'))")
+        assert f"::{kind}(64)" in built.fetchone()[0]
+        query = np.asarray(embed("helm rollback", 64), dtype=np.float32)
+        indexed = pgvectors.PgVectors.load(store.db)
+        top = indexed.nearest(query, 100)
+        assert len(top) == 100
+        small = indexed.nearest(query, 50, corpus="small")
+        keys = {k for (k,) in store.db.execute(
+            "SELECT c.embed_key FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "JOIN corpora k ON k.id = d.corpus_id WHERE k.name = 'small'")}  # fmt: skip
+        assert len(small) == 50 and {k for k, _ in small} <= keys
+        monkeypatch.setattr(pgvectors, "EXACT_BELOW", 10**9)
+        exact = pgvectors.PgVectors.load(store.db).nearest(query, 10)
+        # The graph's top 10 are the exact top 10 (a tie at the edge may swap one).
+        assert len({k for k, _ in top[:10]} & {k for k, _ in exact}) >= 9

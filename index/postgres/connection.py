@@ -81,6 +81,8 @@ class Cursor:
 class Connection:
     """sqlite3.Connection's interface over a psycopg connection in autocommit mode."""
 
+    vector_type = "vector"  # the store URL's `vectors=` (index.postgres.vectors)
+
     def __init__(self, raw: Any) -> None:
         self.raw = raw
 

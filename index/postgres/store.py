@@ -57,7 +57,9 @@ class PostgresStore:
     def open(cls, url: str, *, readonly: bool = False, busy_timeout: float = 60.0):
         parsed = parse(url)
         raw = _connect(parsed, readonly)
-        store = cls(Connection(raw), parsed, readonly, busy_timeout)
+        connection = Connection(raw)
+        connection.vector_type = parsed.vectors  # what a new HNSW index is built on
+        store = cls(connection, parsed, readonly, busy_timeout)
         try:
             store._prepare()
         except BaseException:

@@ -17,6 +17,8 @@ from index.errors import StoreError
 
 SCHEMES = ("postgresql://", "postgres://")
 PASSWORD_PARAM = "password_env"
+VECTORS_PARAM = "vectors"  # `halfvec`: the HNSW index on half-precision vectors
+VECTOR_TYPES = ("vector", "halfvec")
 
 
 def is_postgres(store: object) -> bool:
@@ -29,6 +31,7 @@ class StoreURL:
     conninfo: str  # what psycopg connects to: the URL without `password_env`
     password_env: str | None  # the variable named for the password, if any
     shown: str  # the URL as messages print it (no password, ever)
+    vectors: str = "vector"  # what the HNSW index is built on (`VECTOR_TYPES`)
 
     def password(self) -> str | None:
         """The password from the named variable; a named variable that is unset is an error
@@ -75,9 +78,18 @@ def parse(url: str) -> StoreURL:
             f"the store URL {shown} names no variable in {PASSWORD_PARAM}=",
             reason="bad-store-url",
         )
-    rest = [(key, value) for key, value in query if key != PASSWORD_PARAM]
+    kinds = [value for key, value in query if key == VECTORS_PARAM] or ["vector"]
+    if kinds[-1] not in VECTOR_TYPES:
+        raise StoreError(
+            f"the store URL {shown} asks for vectors={kinds[-1]}; it takes "
+            + " or ".join(VECTOR_TYPES),
+            reason="bad-store-url",
+        )
+    ours = (PASSWORD_PARAM, VECTORS_PARAM)
+    rest = [(key, value) for key, value in query if key not in ours]
     conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
-    return StoreURL(conninfo=conninfo, password_env=names[-1] if names else None, shown=shown)
+    return StoreURL(conninfo=conninfo, password_env=names[-1] if names else None, shown=shown,
+                    vectors=kinds[-1])  # fmt: skip
 
 
 def _shown(parts) -> str:  # type: ignore[no-untyped-def]

@@ -2,11 +2,12 @@
 stage and the search run unchanged on both stores.
 
 Vectors are stored unit length (`storage.pack`), so the inner product is the cosine: the HNSW
-index is over `vector_ip_ops` on `embedding::vector(D)` (or `halfvec(D)`, `?vectors=halfvec` in
-the store URL: half the index's size), made once the dimension is known. A query asks for
-`hnsw.ef_search` at least its depth (pgvector's default, 40, would return at most 40 rows), with
-iterative scans on, so a corpus-filtered query still fills its depth. Below `EXACT_BELOW`
-vectors the scan is exact (a sequential scan costs less than the graph there, and it is exact).
+index is over `vector_ip_ops` on `embedding::vector(D)` (or on `embedding::halfvec(D)` when the
+store URL says `?vectors=halfvec`: half the index's size), built once a backfill leaves
+`EXACT_BELOW` vectors or more (queries use whichever cast the index was built with). A query
+asks for `hnsw.ef_search` at least its depth (pgvector's default, 40, would return at most 40
+rows), with iterative scans on, so a corpus-filtered query still fills its depth. Below
+`EXACT_BELOW` vectors the scan is exact (cheaper than the graph there, and exact).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from index.vectors.storage import DTYPE
 
 EXACT_BELOW = 20_000  # vectors: below this many, search every one (exact and fast enough)
 EF_SEARCH_MAX = 1000  # pgvector's ceiling for hnsw.ef_search
+BUILD_MEMORY = "512MB"  # maintenance_work_mem for the HNSW build: 100k x 384 fits
 HALFVEC = "halfvec"
 
 
@@ -27,21 +29,34 @@ def literal(vector: np.ndarray | list[float] | bytes) -> str:
     """A vector as pgvector's text input (`[0.1,0.2,...]`); float32 bytes are read as such."""
     if isinstance(vector, bytes | bytearray | memoryview):
         vector = np.frombuffer(vector, dtype=DTYPE)
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=DTYPE)) + "]"
+    return "[" + ",".join(map(str, np.asarray(vector, dtype=DTYPE).tolist())) + "]"
 
 
 def column_type(db: Any, dimension: int) -> str:
-    kind = HALFVEC if getattr(db, "vector_type", None) == HALFVEC else "vector"
+    """The cast the HNSW index is (or will be) built on: the index's own when it exists."""
+    row = db.execute("SELECT pg_get_indexdef(to_regclass('vectors_hnsw'))").fetchone()
+    built = row[0] if row else None
+    if built is not None:
+        kind = HALFVEC if "halfvec" in built else "vector"
+    else:
+        kind = HALFVEC if getattr(db, "vector_type", None) == HALFVEC else "vector"
     return f"{kind}({int(dimension)})"
 
 
-def ensure_index(db: Any, dimension: int) -> None:
-    """The HNSW index for vectors of `dimension` (inside the caller's transaction)."""
-    kind = column_type(db, dimension)
+def ensure_index(db: Any) -> None:
+    """The HNSW index, once the store holds `EXACT_BELOW` vectors (below, a query scans them
+    all: exact, and no index to keep up row by row); inside the caller's transaction."""
+    row = db.execute("SELECT dimension FROM vector_identity").fetchone()
+    if row is None or not row[0]:
+        return
+    if db.execute("SELECT to_regclass('vectors_hnsw')").fetchone()[0] is not None:
+        return
+    if db.execute("SELECT count(*) FROM vectors").fetchone()[0] < EXACT_BELOW:
+        return
+    kind = column_type(db, row[0])
     ops = "halfvec_ip_ops" if kind.startswith(HALFVEC) else "vector_ip_ops"
-    db.execute(
-        f"CREATE INDEX IF NOT EXISTS vectors_hnsw ON vectors USING hnsw ((embedding::{kind}) {ops})"
-    )
+    db.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")  # the graph in memory
+    db.execute(f"CREATE INDEX vectors_hnsw ON vectors USING hnsw ((embedding::{kind}) {ops})")
 
 
 class _Count(Sized):
@@ -95,20 +110,25 @@ class PgVectors:
                 "JOIN corpora k ON k.id = d.corpus_id WHERE c.embed_key = v.key AND k.name = ?)"
             )
             params = [corpus]
-        if len(self.keys) < EXACT_BELOW:
+        if len(self.keys) < EXACT_BELOW or not self._indexed():
             distance = "v.embedding <#> ?::vector"
+            tie = ", v.id"  # as numpy's order: ties by storage order, whatever LIMIT cuts
         else:
             kind = column_type(self.db, self._dimension)
             distance = f"v.embedding::{kind} <#> ?::{kind}"
             self.db.execute(f"SET hnsw.ef_search = {min(max(n, 40), EF_SEARCH_MAX)}")
             self.db.execute("SET hnsw.iterative_scan = relaxed_order")
+            tie = ""  # the index orders by distance alone
         # Relaxed order (iterative scans) may return rows slightly out of order: sort again.
         rows = self.db.execute(
             f"SELECT key, score FROM (SELECT v.id, v.key, -({distance}) AS score "
-            f"FROM vectors v {within} ORDER BY {distance} LIMIT ?) t ORDER BY score DESC, id",
+            f"FROM vectors v {within} ORDER BY {distance}{tie} LIMIT ?) t ORDER BY score DESC, id",
             [q, *params, q, n],
         ).fetchall()
         return [(key, float(score)) for key, score in rows]
+
+    def _indexed(self) -> bool:
+        return self.db.execute("SELECT to_regclass('vectors_hnsw')").fetchone()[0] is not None
 
     def similarity(self, query: np.ndarray, key: str | None) -> float | None:
         if not key:

@@ -29,6 +29,7 @@ from index.vectors.storage import (
     claim,
     collect_garbage,
     identity_mismatch,
+    index_vectors,
     packed,
     reset,
     set_dimension,
@@ -119,6 +120,7 @@ def embed_pending(
                 progress(done, total)
         with store.write() as db:
             report.collected = collect_garbage(db)
+            index_vectors(db)
         if store.path is not None:  # a file store: the next process's first query finds it ready
             sidecar.refresh(store.db, store.path)
     except EmbeddingError as exc:

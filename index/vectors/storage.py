@@ -87,10 +87,16 @@ def claim(db: sqlite3.Connection, config: EmbeddingConfig) -> None:
 
 def set_dimension(db: sqlite3.Connection, dimension: int) -> None:
     db.execute("UPDATE vector_identity SET dimension = ? WHERE dimension IS NULL", (dimension,))
-    if not isinstance(db, sqlite3.Connection):  # PostgreSQL: its HNSW index, now it can be made
+
+
+def index_vectors(db: sqlite3.Connection) -> None:
+    """After vectors were added: PostgreSQL builds its HNSW index once there are enough of them
+    (one build after the bulk insert is far faster than an index kept up row by row); SQLite
+    scores a matrix and has nothing to do."""
+    if not isinstance(db, sqlite3.Connection):
         from index.postgres.vectors import ensure_index
 
-        ensure_index(db, dimension)
+        ensure_index(db)
 
 
 def vector_key(embedded_text: str) -> str:
