@@ -159,19 +159,24 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
 # --- PostgreSQL: one real server per test process (tests/pgserver.py) -----------------------
 
 
-@pytest.fixture(scope="session")
-def postgres_server():
-    """A real PostgreSQL + pgvector server for this test process. Under CI=true a server that
-    cannot start FAILS the tests that need it (a skipped store is an untested store); elsewhere
-    they skip, saying why."""
+def started_postgres():  # -> tests.pgserver.PostgresServer
+    """A new real PostgreSQL + pgvector server. Under CI=true a server that cannot start FAILS
+    the test that needs it (a skipped store is an untested store); elsewhere it skips, saying
+    why."""
     from tests.pgserver import ServerUnavailable, start_server
 
     try:
-        server = start_server()
+        return start_server()
     except (ServerUnavailable, OSError, subprocess.SubprocessError) as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true and the PostgreSQL test server cannot start: {exc}")
         pytest.skip(f"the PostgreSQL test server cannot start here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The PostgreSQL server of this test process (`started_postgres`)."""
+    server = started_postgres()
     yield server
     server.remove()
 
@@ -193,6 +198,15 @@ def postgres_url(postgres_server, monkeypatch) -> str:
 def lexical_engine(store: object) -> str:
     """What the tier line calls the lexical engine of this store (a folder or a URL)."""
     return "bm25 (postgres)" if str(store).startswith("postgresql://") else "FTS5"
+
+
+@pytest.fixture
+def store(store_url):
+    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
+    from index.store import Store
+
+    with Store.open(store_url) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

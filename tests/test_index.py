@@ -33,14 +33,6 @@ from tests.conftest import (
     write,
 )
 
-
-@pytest.fixture
-def store(store_url):
-    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
-    with Store.open(store_url) as opened:
-        yield opened
-
-
 DOCS = [
     record("guide/deploy.md", 1, "Deployments roll out with kubectl apply.", title="Deploying"),
     record("guide/deploy.md", 2, "Rollbacks restore the previous ReplicaSet.", title="Rollback"),

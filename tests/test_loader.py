@@ -30,13 +30,6 @@ GOOD2 = record("good.md", 2, "another good line")
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
-@pytest.fixture
-def store(store_url):
-    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
-    with Store.open(store_url) as opened:
-        yield opened
-
-
 def loaded_sources(store: Store) -> set[str]:
     return {s.source for s in sources(store)[0]}
 

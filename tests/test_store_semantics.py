@@ -173,14 +173,10 @@ def test_a_server_stopped_mid_load_leaves_the_previous_corpus_intact(tmp_path, m
     """`pg_ctl -m immediate` (no shutdown checkpoint: a crash) while a load is in its
     transaction: the loader fails with a named error, and after recovery the corpus is as it
     was. Its own server: the session's must keep running."""
-    from tests.pgserver import PASSWORD, PASSWORD_ENV, ServerUnavailable, start_server
+    from tests.conftest import started_postgres
+    from tests.pgserver import PASSWORD, PASSWORD_ENV
 
-    try:
-        server = start_server()
-    except (ServerUnavailable, OSError, subprocess.SubprocessError) as exc:
-        if __import__("os").environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the PostgreSQL test server cannot start: {exc}")
-        pytest.skip(f"the PostgreSQL test server cannot start here: {exc}")
+    server = started_postgres()
     try:
         monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
         url = server.create_database("crash") + f"?password_env={PASSWORD_ENV}"

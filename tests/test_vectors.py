@@ -43,13 +43,6 @@ def server():
         yield base + "/v1"
 
 
-@pytest.fixture
-def store(store_url):
-    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
-    with Store.open(store_url) as opened:
-        yield opened
-
-
 def settings(base: str, **extra: object) -> EmbeddingConfig:
     return EmbeddingConfig(base_url=base, model="hash-64", **extra)  # type: ignore[arg-type]
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from index.schema import apply
+
 T = 'TEXT COLLATE "C"'
 
 
@@ -127,23 +129,12 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
 
 def migrate(db: Any) -> list[str]:
     """Apply the migrations this store has not seen, in order; return their names. Runs inside
-    the caller's transaction, under the store's migration lock."""
+    the caller's transaction, under the store-wide writer lock."""
     db.execute(
         f"CREATE TABLE IF NOT EXISTS schema_migrations (name {T} PRIMARY KEY, applied_at {T})"
     )
-    done = known(db)
-    applied = []
-    for name, migration in MIGRATIONS:
-        if name in done:
-            continue
-        migration(db)
-        db.execute(
-            "INSERT INTO schema_migrations VALUES "
-            "(?, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))",
-            (name,),
-        )
-        applied.append(name)
-    return applied
+    now = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+    return apply(db, MIGRATIONS, known(db), now)
 
 
 def known(db: Any) -> set[str]:
