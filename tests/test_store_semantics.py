@@ -80,6 +80,16 @@ def start_big_load(store_url: str, tmp_path: Path) -> subprocess.Popen[bytes]:
     )  # fmt: skip
 
 
+def load_in_flight(store_url: str, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A big load, well inside its write transaction (the test skips if it ended first)."""
+    proc = start_big_load(store_url, tmp_path)
+    if not wait_until_writing(proc, store_url):
+        proc.kill()
+        proc.wait()
+        pytest.skip("the load finished before it could be interrupted mid-transaction")
+    return proc
+
+
 def wait_until_writing(proc: subprocess.Popen[bytes], store_url: str) -> bool:
     """True once `proc` is well inside its write transaction; False if it ended first."""
     probe = in_write(store_url)
@@ -157,11 +167,7 @@ def test_two_corpora_loaded_at_once_both_commit(store_url, tmp_path):
 def test_a_writer_killed_mid_load_leaves_the_previous_corpus_intact(store_url, tmp_path):
     with Store.open(store_url) as store:
         load_files(store, [jsonl(tmp_path / "small.jsonl", DOCS)], "docs")
-    proc = start_big_load(store_url, tmp_path)
-    if not wait_until_writing(proc, store_url):
-        proc.kill()
-        proc.wait()
-        pytest.skip("the load finished before it could be killed mid-transaction")
+    proc = load_in_flight(store_url, tmp_path)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert loaded_sources(store_url) == ["faq.md", "guide/deploy.md"]
@@ -182,11 +188,7 @@ def test_a_server_stopped_mid_load_leaves_the_previous_corpus_intact(tmp_path, m
         url = server.create_database("crash") + f"?password_env={PASSWORD_ENV}"
         with Store.open(url) as store:
             load_files(store, [jsonl(tmp_path / "small.jsonl", DOCS)], "docs")
-        proc = start_big_load(url, tmp_path)
-        if not wait_until_writing(proc, url):
-            proc.kill()
-            proc.wait()
-            pytest.skip("the load finished before the server could be stopped mid-load")
+        proc = load_in_flight(url, tmp_path)
         server.stop("immediate")
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err.decode()
