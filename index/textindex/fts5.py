@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -26,6 +26,10 @@ from index.textindex import ChunkText, DocumentText, LexicalHit, TextQuery
 FTS_BUFFER_BYTES = 8 << 20
 SNIPPET = "snippet(chunks_fts, 3, '', '', ' … ', 24)"
 MARKED = re.compile("\x01(.*?)\x02", re.DOTALL)  # a span highlight() marked
+HIGHLIGHTS = (
+    "SELECT rowid, highlight(documents_fts, 0, char(1), char(2)), "
+    "highlight(documents_fts, 1, char(1), char(2)) FROM documents_fts WHERE documents_fts MATCH ?"
+)
 
 
 def render(query: TextQuery) -> str:
@@ -34,12 +38,11 @@ def render(query: TextQuery) -> str:
     joined = (" AND " if query.every else " OR ").join(fts_string(p) for p in query.phrases)
     if query.columns is None:
         return joined
-    columns = " ".join(query.columns)
-    if len(query.columns) == 1:
-        return f"{columns} : {joined}"
-    if query.every:
+    if len(query.phrases) > 1:  # a column filter binds to the phrase or group after it
         joined = f"({joined})"
-    return f"{{{columns}}} : {joined}"
+    if len(query.columns) == 1:
+        return f"{query.columns[0]} : {joined}"
+    return f"{{{' '.join(query.columns)}}} : {joined}"
 
 
 def rank_query(in_scope: str) -> str:
@@ -171,15 +174,10 @@ class Fts5TextIndex:
         if not query.phrases or not document_ids:
             return {}
         rows = self.db.execute(
-            "SELECT rowid, highlight(documents_fts, 0, char(1), char(2)), "
-            "highlight(documents_fts, 1, char(1), char(2)) FROM documents_fts "
-            "WHERE documents_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
+            f"{HIGHLIGHTS} AND +rowid IN (SELECT value FROM json_each(?))",
             (render(query), json.dumps(list(document_ids))),
         )
-        return {
-            int(doc_id): (MARKED.findall(title), MARKED.findall(path))
-            for doc_id, title, path in rows
-        }
+        return marked_spans(rows)
 
     def documents_with(self, query: TextQuery, *, exact: bool = False) -> dict[int, int]:
         table = "chunks_exact" if exact else "chunks_fts"
@@ -194,6 +192,14 @@ class Fts5TextIndex:
     def exact_terms(self) -> Iterator[str]:
         for (term,) in self.db.execute("SELECT term FROM vocab_exact ORDER BY doc DESC, term"):
             yield term
+
+
+def marked_spans(rows: Iterable[tuple[int, str, str]]) -> dict[int, tuple[list[str], list[str]]]:
+    """The spans `HIGHLIGHTS` marked in each document's title and path."""
+    return {
+        int(doc_id): (MARKED.findall(title or ""), MARKED.findall(path or ""))
+        for doc_id, title, path in rows
+    }
 
 
 def _insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:

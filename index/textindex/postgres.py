@@ -94,7 +94,9 @@ class PostgresTextIndex:
     name = NAME
 
     def __init__(self, db: Any) -> None:
-        self.db = db
+        # The psycopg connection itself (the store's sqlite3-style wrapper holds it as `raw`):
+        # this module writes Postgres's own SQL and COPY, in the caller's transaction.
+        self.db = getattr(db, "raw", db)
         self.scratch = Scratch()
 
     # --- writes ---
@@ -222,7 +224,8 @@ class PostgresTextIndex:
         if phrases is None:
             return []
         chunks, tokens = self.db.execute(
-            "SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint FROM text_totals"
+            "SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint "
+            "FROM text_totals"
         ).fetchone()
         if not chunks:
             return []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from index.schema import TOKENIZER
 from index.textindex import CHUNK_COLUMNS, ChunkText, DocumentText, TextQuery
-from index.textindex.fts5 import MARKED, SNIPPET, render
+from index.textindex.fts5 import HIGHLIGHTS, SNIPPET, marked_spans, render
 
 EXACT_TOKENIZER = "unicode61 remove_diacritics 2"  # chunks_exact's: no stemming
 # A token's position: its column's number times this, plus its offset in the column. A line is
@@ -143,15 +143,7 @@ class Scratch:
                     "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
                     [(r.document_id, r.title, r.path) for r in rows],
                 )
-                found = self.db.execute(
-                    "SELECT rowid, highlight(documents_fts, 0, char(1), char(2)), "
-                    "highlight(documents_fts, 1, char(1), char(2)) FROM documents_fts "
-                    "WHERE documents_fts MATCH ?",
-                    (render(query),),
-                ).fetchall()
+                found = self.db.execute(HIGHLIGHTS, (render(query),)).fetchall()
             finally:
                 self.db.execute("DELETE FROM documents_fts")
-        return {
-            int(doc_id): (MARKED.findall(title or ""), MARKED.findall(path or ""))
-            for doc_id, title, path in found
-        }
+        return marked_spans(found)

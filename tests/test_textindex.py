@@ -1,0 +1,189 @@
+"""The text index on PostgreSQL ranks, excerpts and counts exactly as FTS5 does.
+
+Each example loads the same chunks into SQLite's FTS5 index (the real schema) and into the
+Postgres one (a real server, `tests/pgserver.py`), then asks both the same structured queries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from index.schema import migrate
+from index.textindex import CHUNK_COLUMNS, ChunkText, DocumentText, TextQuery
+from index.textindex.fts5 import Fts5TextIndex
+
+# Words that exercise the tokenizer: porter families, identifiers, compounds, diacritics.
+WORDS = ["deploy", "deploying", "deployment", "deployments", "cluster", "aws_eks_cluster",
+         "blue", "green", "bluegreen", "blue-green", "café", "cafe", "Über", "getUser", "user",
+         "the", "run", "runs", "running", "x", "HTTPServer", "server", "2024"]  # fmt: skip
+QUERY_FORMS = ["deploy", "deployment", "cluster", "aws_eks_cluster", "blue green", "bluegreen",
+               "cafe", "über", "user", "get user", "run", "server", "the", "zebra", "___",
+               "2024", "eks cluster"]  # fmt: skip
+COLUMN_CHOICES = [None, CHUNK_COLUMNS[:3], ("body",), CHUNK_COLUMNS, ("title", "body")]
+_schemas = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def pg_database(postgres_server) -> Iterator[Any]:
+    """One database for this module; each example gets a schema of its own in it."""
+    name = f"textindex{os.getpid()}"
+    postgres_server.create_database(name)
+    with postgres_server.connect(name, autocommit=True) as db:
+        yield db
+
+
+def _texts(draw: st.DrawFn, chunk_id: int) -> ChunkText:
+    def field(most: int) -> str:
+        return " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=most)))
+
+    return ChunkText(chunk_id, field(3), field(3), field(1), field(12), field(2))
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[tuple[int, int, list[ChunkText]]]:
+    """(corpus id, document id, its chunks) for a few documents in one or two corpora."""
+    documents = []
+    chunk_ids = itertools.count(1)
+    for doc_id in range(1, draw(st.integers(1, 4)) + 1):
+        corpus_id = draw(st.integers(1, 2))
+        chunks = [_texts(draw, next(chunk_ids)) for _ in range(draw(st.integers(1, 4)))]
+        documents.append((corpus_id, doc_id, chunks))
+    return documents
+
+
+queries = st.builds(
+    TextQuery,
+    st.lists(st.sampled_from(QUERY_FORMS), min_size=1, max_size=3, unique=True).map(tuple),
+    st.booleans(),
+    st.sampled_from(COLUMN_CHOICES),
+)
+
+
+def _relational(db: Any, documents: list[tuple[int, int, list[ChunkText]]], pg: bool) -> None:
+    """The corpora, documents and chunks rows the text index looks its chunks up in."""
+    mark = "%s" if pg else "?"
+    for corpus_id in sorted({c for c, _, _ in documents}):
+        db.execute(f"INSERT INTO corpora (id, name) VALUES ({mark}, {mark})",
+                   (corpus_id, f"c{corpus_id}"))  # fmt: skip
+    for corpus_id, doc_id, chunks in documents:
+        db.execute(
+            "INSERT INTO documents (id, corpus_id, source, fingerprint, chunks, chars, "
+            f"indexed_at) VALUES ({mark}, {mark}, {mark}, '', 0, 0, '')",
+            (doc_id, corpus_id, f"d{doc_id}.md"),
+        )
+        for ordinal, chunk in enumerate(chunks):
+            db.execute(
+                "INSERT INTO chunks (id, document_id, ordinal, hash, title) "
+                f"VALUES ({mark}, {mark}, {mark}, '', '')",
+                (chunk.chunk_id, doc_id, ordinal),
+            )
+
+
+def _both(pg_database: Any, documents: list[tuple[int, int, list[ChunkText]]]):
+    from index.textindex.postgres import PostgresTextIndex, create_tables
+
+    schema = f"s{next(_schemas)}"
+    pg_database.execute(f"CREATE SCHEMA {schema}")
+    pg_database.execute(f"SET search_path = {schema}")
+    for table in ("corpora", "documents", "chunks"):
+        pg_database.execute(f"CREATE TABLE {table} (LIKE public.{table}_template)")
+    create_tables(pg_database)
+    lite = sqlite3.connect(":memory:")
+    migrate(lite)
+    _relational(lite, documents, pg=False)
+    _relational(pg_database, documents, pg=True)
+    both = (Fts5TextIndex(lite), PostgresTextIndex(pg_database))
+    for index in both:
+        for corpus_id, doc_id, chunks in documents:
+            index.write_chunks(corpus_id, chunks)
+            index.write_documents([DocumentText(doc_id, chunks[0].title, chunks[0].body)])
+    return both
+
+
+@pytest.fixture(scope="module")
+def templates(pg_database) -> None:
+    """Minimal relational tables (the store's own schema is not this module's subject)."""
+    pg_database.execute(
+        "CREATE TABLE IF NOT EXISTS public.corpora_template (id bigint PRIMARY KEY, name text, "
+        "weight float8 DEFAULT 1)"
+    )
+    pg_database.execute(
+        "CREATE TABLE IF NOT EXISTS public.documents_template (id bigint PRIMARY KEY, "
+        "corpus_id bigint, source text, fingerprint text, chunks int, chars int, "
+        "indexed_at text, kind text, locale text, title text)"
+    )
+    pg_database.execute(
+        "CREATE TABLE IF NOT EXISTS public.chunks_template (id bigint PRIMARY KEY, "
+        "document_id bigint, ordinal int, hash text, title text)"
+    )
+
+
+def _same_ranking(fts5: list[Any], postgres: list[Any]) -> None:
+    """Same chunks, scores within 1e-6 relative, and the same order (exact ties in either
+    order: FTS5 leaves their order unsaid)."""
+    assert {h.chunk_id for h in postgres} == {h.chunk_id for h in fts5}
+    expected = {h.chunk_id: h.score for h in fts5}
+    for hit in postgres:
+        assert math.isclose(hit.score, expected[hit.chunk_id], rel_tol=1e-6), (hit, expected)
+
+    def ranks(hits: list[Any]) -> list[float]:
+        return [round(expected[h.chunk_id], 9) for h in hits]
+
+    assert ranks(postgres) == ranks(fts5) == sorted(ranks(fts5), reverse=True)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(corpora(), st.lists(queries, min_size=1, max_size=4), st.data())
+def test_postgres_bm25_scores_and_ranks_as_fts5(
+    pg_database, templates, documents, asked, data
+) -> None:
+    fts5, postgres = _both(pg_database, documents)
+    if data.draw(st.booleans()):  # a replaced document: the statistics must follow
+        corpus_id, doc_id, _ = data.draw(st.sampled_from(documents))
+        for index in (fts5, postgres):
+            index.delete_document(corpus_id, doc_id)
+    chunk_ids = [c.chunk_id for _, _, chunks in documents for c in chunks]
+    for query in asked:
+        _same_ranking(fts5.rank(query, 100), postgres.rank(query, 100))
+        assert postgres.snippets(query, chunk_ids) == fts5.snippets(query, chunk_ids)
+        assert postgres.documents_with(query) == fts5.documents_with(query)
+        words = TextQuery(query.phrases)  # a title and path: no chunk columns
+        doc_ids = [d for _, d, _ in documents]
+        assert postgres.highlights(words, doc_ids) == fts5.highlights(words, doc_ids)
+    # As `match --exact` asks: the exact index has no positions, so no phrases.
+    words = data.draw(st.lists(st.sampled_from(WORDS), min_size=1))
+    exact = TextQuery(tuple(t for w in words for t in re.findall(r"[^\W_]+", w)), True)
+    assert postgres.documents_with(exact, exact=True) == fts5.documents_with(exact, exact=True)
+    assert list(postgres.exact_terms()) == list(fts5.exact_terms())
+    stems = ["deploi", "deploy", "cluster", "blue", "user", "cafe", "uber", "zebra", "the"]
+    assert postgres.document_frequencies(stems) == fts5.document_frequencies(stems)
+    assert postgres.chunk_texts(chunk_ids, 7) == fts5.chunk_texts(chunk_ids, 7)
+
+
+def test_postgres_ranking_keeps_to_the_scope(pg_database, templates) -> None:
+    documents = [(1, 1, [ChunkText(1, "Deploy", "", "", "deploy the cluster", "")]),
+                 (2, 2, [ChunkText(2, "Deploy", "", "", "deploy a cluster", "")])]  # fmt: skip
+    fts5, postgres = _both(pg_database, documents)
+    scope = ("AND k.name = ?", ["c2"])
+    query = TextQuery(("deploy",))
+    assert [h.chunk_id for h in postgres.rank(query, 10, scope)] == [2]
+    _same_ranking(fts5.rank(query, 10, scope), postgres.rank(query, 10, scope))
+
+
+def test_postgres_text_index_names_its_engine(pg_database) -> None:
+    from index.textindex import text_index
+    from index.textindex.postgres import pg_search_available
+
+    assert text_index(pg_database).name == "bm25 (postgres)"
+    assert pg_search_available(pg_database) is False  # not installable here: its own BM25 runs
