@@ -99,7 +99,12 @@ class Store:
         if is_postgres(target):
             from index.postgres.store import PostgresStore
 
-            return PostgresStore.open(str(target), readonly=readonly, busy_timeout=busy_timeout)  # type: ignore[return-value]
+            return PostgresStore.open(  # type: ignore[return-value]
+                str(target),
+                readonly=readonly,
+                busy_timeout=busy_timeout,
+                build_hint=build_hint(str(target)),
+            )
         directory = store_dir(store)
         path = directory / DB_NAME
         _refuse_links(path)

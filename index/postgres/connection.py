@@ -89,6 +89,17 @@ class Connection:
     def cursor(self) -> Cursor:
         return Cursor(self)
 
+    # What `index.vectors.storage` asks of a Postgres store (pgvector; `index.postgres.vectors`).
+    def vector_literal(self, vector: Any) -> str:
+        from index.postgres.vectors import literal
+
+        return literal(vector)
+
+    def index_vectors(self) -> None:
+        from index.postgres.vectors import ensure_index
+
+        ensure_index(self)
+
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
         return self.cursor().execute(sql, params)
 

@@ -45,6 +45,7 @@ class PostgresStore:
         self.url = url
         self.readonly = readonly
         self.busy_timeout = busy_timeout
+        self.build_hint: str | None = None  # how to build a store that has no index yet
 
     @property
     def location(self) -> str:
@@ -54,12 +55,20 @@ class PostgresStore:
         return int(self.db.execute("SELECT pg_database_size(current_database())").fetchone()[0])
 
     @classmethod
-    def open(cls, url: str, *, readonly: bool = False, busy_timeout: float = 60.0):
+    def open(
+        cls,
+        url: str,
+        *,
+        readonly: bool = False,
+        busy_timeout: float = 60.0,
+        build_hint: str | None = None,
+    ):
         parsed = parse(url)
         raw = _connect(parsed, readonly)
         connection = Connection(raw)
         connection.vector_type = parsed.vectors  # what a new HNSW index is built on
         store = cls(connection, parsed, readonly, busy_timeout)
+        store.build_hint = build_hint
         try:
             store._prepare()
         except BaseException:
@@ -87,13 +96,9 @@ class PostgresStore:
         if all(name in done for name in names):
             return
         if self.readonly:
-            from index.store import build_hint
-
             if not done:
                 raise StoreError(
-                    f"no index at {self.location}",
-                    reason="index-not-built",
-                    hint=build_hint(self.url.shown),
+                    f"no index at {self.location}", reason="index-not-built", hint=self.build_hint
                 )
             raise StoreError(
                 f"the index at {self.location} predates this version",

@@ -94,9 +94,7 @@ def index_vectors(db: sqlite3.Connection) -> None:
     (one build after the bulk insert is far faster than an index kept up row by row); SQLite
     scores a matrix and has nothing to do."""
     if not isinstance(db, sqlite3.Connection):
-        from index.postgres.vectors import ensure_index
-
-        ensure_index(db)
+        db.index_vectors()  # index.postgres.connection
 
 
 def vector_key(embedded_text: str) -> str:
@@ -112,9 +110,7 @@ def packed(db: sqlite3.Connection, vector: list[float]) -> bytes | str:
     """`pack(vector)` as the store's `embedding` column takes it (pgvector's text on Postgres)."""
     if isinstance(db, sqlite3.Connection):
         return pack(vector)
-    from index.postgres.vectors import literal
-
-    return literal(unit(np.asarray(vector, dtype=DTYPE)))
+    return db.vector_literal(unit(np.asarray(vector, dtype=DTYPE)))  # index.postgres
 
 
 def collect_garbage(db: sqlite3.Connection) -> int:
