@@ -177,7 +177,6 @@ def test_hnsw_returns_the_whole_depth_and_fills_a_corpus_filtered_depth(
             "SELECT c.embed_key FROM chunks c JOIN documents d ON d.id = c.document_id "
             "JOIN corpora k ON k.id = d.corpus_id WHERE k.name = 'small'")}  # fmt: skip
         assert len(small) == 50 and {k for k, _ in small} <= keys
-        monkeypatch.setattr(pgvectors, "EXACT_BELOW", 10**9)
-        exact = pgvectors.PgVectors.load(store.db).nearest(query, 10)
+        exact = pgvectors.PgVectors(store.db, len(indexed.keys), 64).nearest(query, 10)  # no index
         # The graph's top 10 are the exact top 10 (a tie at the edge may swap one).
         assert len({k for k, _ in top[:10]} & {k for k, _ in exact}) >= 9

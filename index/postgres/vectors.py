@@ -72,18 +72,35 @@ class PgVectors:
     `dimension`, `nearest`, `similarity`, and `row_of`/`vectors` for the vectors of given keys
     (read on demand: MMR wants a few dozen)."""
 
-    def __init__(self, db: Any, count: int, dimension: int) -> None:
+    def __init__(self, db: Any, count: int, dimension: int, cast: str | None = None) -> None:
         self.db = db
         self.keys = _Count(count)
         self._dimension = dimension
+        self._cast = cast  # the HNSW index's cast (`vector(384)`), None: no index
         self.row_of = _Rows(self)
         self._rows: list[np.ndarray] = []
 
     @classmethod
     def load(cls, db: Any) -> PgVectors:
-        count = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        dimension = db.execute("SELECT dimension FROM vector_identity").fetchone()
-        return cls(db, int(count), int(dimension[0] or 0) if dimension else 0)
+        """One round trip, no count(*) of a large table (100 ms at 100k vectors): without the
+        HNSW index the count is exact up to `EXACT_BELOW` (a bounded scan); with it, the
+        planner's estimate. Only the vector stage's widening loop reads it, as a bound."""
+        dimension, indexdef, estimate, small = db.execute(
+            "SELECT (SELECT dimension FROM vector_identity), "
+            "pg_get_indexdef(to_regclass('vectors_hnsw')), "
+            "(SELECT reltuples FROM pg_class WHERE oid = to_regclass('vectors')), "
+            "CASE WHEN to_regclass('vectors_hnsw') IS NULL THEN "
+            "(SELECT count(*) FROM (SELECT 1 FROM vectors LIMIT ?) AS t) END",
+            (EXACT_BELOW,),
+        ).fetchone()
+        if small is not None and small < EXACT_BELOW:
+            count = int(small)
+        else:  # an index: there are at least EXACT_BELOW (it is built only then)
+            count = max(int(estimate or 0), EXACT_BELOW)
+        cast = None
+        if indexdef is not None and dimension:
+            cast = f"{HALFVEC if 'halfvec' in indexdef else 'vector'}({int(dimension)})"
+        return cls(db, count, int(dimension or 0), cast)
 
     @property
     def dimension(self) -> int:
@@ -110,14 +127,16 @@ class PgVectors:
                 "JOIN corpora k ON k.id = d.corpus_id WHERE c.embed_key = v.key AND k.name = ?)"
             )
             params = [corpus]
-        if len(self.keys) < EXACT_BELOW or not self._indexed():
+        if len(self.keys) < EXACT_BELOW or self._cast is None:
             distance = "v.embedding <#> ?::vector"
             tie = ", v.id"  # as numpy's order: ties by storage order, whatever LIMIT cuts
         else:
-            kind = column_type(self.db, self._dimension)
-            distance = f"v.embedding::{kind} <#> ?::{kind}"
-            self.db.execute(f"SET hnsw.ef_search = {min(max(n, 40), EF_SEARCH_MAX)}")
-            self.db.execute("SET hnsw.iterative_scan = relaxed_order")
+            distance = f"v.embedding::{self._cast} <#> ?::{self._cast}"
+            self.db.execute(
+                "SELECT set_config('hnsw.ef_search', ?, false), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', false)",
+                (str(min(max(n, 40), EF_SEARCH_MAX)),),
+            )
             tie = ""  # the index orders by distance alone
         # Relaxed order (iterative scans) may return rows slightly out of order: sort again.
         rows = self.db.execute(
@@ -126,9 +145,6 @@ class PgVectors:
             [q, *params, q, n],
         ).fetchall()
         return [(key, float(score)) for key, score in rows]
-
-    def _indexed(self) -> bool:
-        return self.db.execute("SELECT to_regclass('vectors_hnsw')").fetchone()[0] is not None
 
     def similarity(self, query: np.ndarray, key: str | None) -> float | None:
         if not key:
