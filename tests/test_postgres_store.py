@@ -180,3 +180,24 @@ def test_hnsw_returns_the_whole_depth_and_fills_a_corpus_filtered_depth(
         exact = pgvectors.PgVectors(store.db, len(indexed.keys), 64).nearest(query, 10)  # no index
         # The graph's top 10 are the exact top 10 (a tie at the edge may swap one).
         assert len({k for k, _ in top[:10]} & {k for k, _ in exact}) >= 9
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", "1 error"), ("", "1 skipped")])
+def test_under_ci_a_server_that_cannot_start_fails_the_postgres_tests(tmp_path, ci, outcome):
+    """CI=true: a Postgres test whose server cannot start errors (a skipped store would be an
+    untested store); elsewhere it skips, saying why."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import PROJECT
+    from tests.pgserver import BIN_ENV
+
+    env = {**os.environ, "CI": ci, BIN_ENV: str(tmp_path)}  # a folder without Postgres
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0",
+         "tests/test_postgres_store.py::test_a_reader_of_an_empty_database_is_told_to_build_the_index"],
+        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert outcome in done.stdout, done.stdout[-2000:]
+    assert (done.returncode != 0) == (ci == "true")
