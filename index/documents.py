@@ -275,8 +275,8 @@ def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
         )
     ]
     return {
-        "store": str(store.path.parent),
-        "bytes": store.path.stat().st_size,
+        "store": store.location,
+        "bytes": store.size(),
         "corpora": corpora,
         "documents": sum(c["documents"] for c in corpora),
         "chunks": sum(c["chunks"] for c in corpora),

@@ -54,7 +54,7 @@ from flatten.record import (
 )
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
-from index.store import Store
+from index.store import Store, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
@@ -264,7 +264,7 @@ def load_files(
                 elif not holding:
                     doc.held = None
         _refuse_unframed(paths, framings, set(streams), partial)
-        with store.write() as db:
+        with store.write(corpus) as db:
             _apply(db, handles, paths, docs, corpus, report, partial, reindex, max_delete)
     finally:
         for handle in handles:
@@ -491,8 +491,7 @@ class _BatchWriter:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
-        self.next_doc = db.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchone()[0]
-        self.next_chunk = db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+        self.doc_ids, self.chunk_ids = new_ids(db, "documents"), new_ids(db, "chunks")
         self.documents: list[tuple[Any, ...]] = []
         self.chunks: list[tuple[Any, ...]] = []
         self.texts: list[ChunkText] = []
@@ -511,8 +510,7 @@ class _BatchWriter:
     ) -> None:
         first = chunks[0]
         self.corpus_id = corpus_id  # one corpus a load
-        doc_id = self.next_doc
-        self.next_doc += 1
+        doc_id = next(self.doc_ids)
         self.documents.append(
             (doc_id, corpus_id, source, fingerprint, first.doc_hash, first.doc_title or first.title,
              first.kind, first.lang, first.url, first.provenance.repo_url, first.provenance.commit,
@@ -520,8 +518,7 @@ class _BatchWriter:
              len(chunks), sum(len(c.content) for c in chunks), now, locale_of(source))
         )  # fmt: skip
         for chunk in chunks:
-            chunk_id = self.next_chunk
-            self.next_chunk += 1
+            chunk_id = next(self.chunk_ids)
             self.chunks.append(
                 (chunk_id, doc_id, chunk.ordinal, chunk.hash, chunk.title,
                  _json(chunk.section) if chunk.section else None,

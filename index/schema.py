@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
@@ -206,16 +207,20 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
-    done = known(db)
+    return apply(db, MIGRATIONS, known(db), "strftime('%Y-%m-%dT%H:%M:%SZ','now')")
+
+
+def apply(
+    db: Any, migrations: list[tuple[str, Callable[[Any], None]]], done: set[str], now: str
+) -> list[str]:
+    """Run each of `migrations` not in `done`, in order, recording it with the time `now` (an
+    SQL expression); return their names. Both stores' schemas are applied by this."""
     applied = []
-    for name, migration in MIGRATIONS:
+    for name, migration in migrations:
         if name in done:
             continue
         migration(db)
-        db.execute(
-            "INSERT INTO schema_migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
-            (name,),
-        )
+        db.execute(f"INSERT INTO schema_migrations VALUES (?, {now})", (name,))
         applied.append(name)
     return applied
 

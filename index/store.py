@@ -14,6 +14,7 @@ named error, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import sqlite3
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from flatten import __version__
 from index.errors import StoreError
+from index.postgres.url import is_postgres
 from index.schema import latest, migrate, missing, newer, read_as_if_current
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
@@ -50,11 +52,38 @@ def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
             f"or load JSONL with `docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
+def store_target(store: str | os.PathLike[str] | None = None) -> str | os.PathLike[str] | None:
+    """--store, else $DOCS_FLATTEN_STORE (a folder or a `postgresql://` URL), else None."""
+    return store or os.environ.get(STORE_ENV) or None
+
+
+def new_ids(db: sqlite3.Connection, table: str) -> Iterator[int]:
+    """Ids for new rows of `table` (documents, chunks), handed out here so rows need no round
+    trip for their id. SQLite: after the largest (one writer per store). PostgreSQL: blocks
+    from the table's sequence, as other corpora may be writing alongside."""
+    if not isinstance(db, sqlite3.Connection):
+        from index.postgres.store import reserved_ids
+
+        return reserved_ids(db, table)
+    start = db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0]
+    return itertools.count(start)
+
+
 class Store:
+    kind = "sqlite"
+
     def __init__(self, db: sqlite3.Connection, path: Path, readonly: bool) -> None:
         self.db = db
         self.path = path
         self.readonly = readonly
+
+    @property
+    def location(self) -> str:
+        """The store as messages and `stats` name it."""
+        return str(self.path.parent)
+
+    def size(self) -> int:
+        return self.path.stat().st_size
 
     @classmethod
     def open(
@@ -64,6 +93,18 @@ class Store:
         readonly: bool = False,
         busy_timeout: float = 60.0,
     ) -> Store:
+        """The store at a folder, or on a PostgreSQL server when `store` (or the environment
+        variable) is a `postgresql://` URL: same interface, same semantics."""
+        target = store_target(store)
+        if is_postgres(target):
+            from index.postgres.store import PostgresStore
+
+            return PostgresStore.open(  # type: ignore[return-value]
+                str(target),
+                readonly=readonly,
+                busy_timeout=busy_timeout,
+                build_hint=build_hint(str(target)),
+            )
         directory = store_dir(store)
         path = directory / DB_NAME
         _refuse_links(path)
@@ -124,8 +165,9 @@ class Store:
             migrate(self.db)
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; taken at the start, so a second writer waits here."""
+    def write(self, corpus: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taken at the start, so a second writer waits here (SQLite
+        has one writer per store: `corpus`, which the PostgreSQL store locks alone, is moot)."""
         directory = self.path.parent
         try:
             self.db.execute("BEGIN IMMEDIATE")

@@ -200,19 +200,24 @@ def assert_clean_failure(result: CliResult, code: int, *words: str) -> None:
 # --- PostgreSQL: one real server per test process (tests/pgserver.py) -----------------------
 
 
-@pytest.fixture(scope="session")
-def postgres_server():
-    """A real PostgreSQL + pgvector server for this test process. Under CI=true a server that
-    cannot start FAILS the tests that need it (a skipped store is an untested store); elsewhere
-    they skip, saying why."""
+def started_postgres():  # -> tests.pgserver.PostgresServer
+    """A new real PostgreSQL + pgvector server. Under CI=true a server that cannot start FAILS
+    the test that needs it (a skipped store is an untested store); elsewhere it skips, saying
+    why."""
     from tests.pgserver import ServerUnavailable, start_server
 
     try:
-        server = start_server()
+        return start_server()
     except (ServerUnavailable, OSError, subprocess.SubprocessError) as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true and the PostgreSQL test server cannot start: {exc}")
         pytest.skip(f"the PostgreSQL test server cannot start here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The PostgreSQL server of this test process (`started_postgres`)."""
+    server = started_postgres()
     yield server
     server.remove()
 
@@ -228,6 +233,33 @@ def postgres_url(postgres_server, monkeypatch) -> str:
 
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
     url = postgres_server.create_database(f"t{os.getpid()}_{next(_databases)}")
+    return f"{url}?password_env={PASSWORD_ENV}"
+
+
+def lexical_engine(store: object) -> str:
+    """What the tier line calls the lexical engine of this store (a folder or a URL)."""
+    return "bm25 (postgres)" if str(store).startswith("postgresql://") else "FTS5"
+
+
+@pytest.fixture
+def store(store_url):
+    """The store, on SQLite and on PostgreSQL (`store_url`): every test using it runs on both."""
+    from index.store import Store
+
+    with Store.open(store_url) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_store_url(request, tmp_path_factory) -> str:
+    """`store_url` for a module's shared fixtures (one store per module and kind)."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("store") / "store")
+    from tests.pgserver import PASSWORD, PASSWORD_ENV
+
+    server = request.getfixturevalue("postgres_server")
+    os.environ[PASSWORD_ENV] = PASSWORD  # the test server's, on loopback; no test unsets it
+    url = server.create_database(f"m{os.getpid()}_{next(_databases)}")
     return f"{url}?password_env={PASSWORD_ENV}"
 
 

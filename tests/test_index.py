@@ -23,14 +23,15 @@ from index.errors import ConfigError, StoreError
 from index.loader import load_files
 from index.search import SearchOptions, search
 from index.store import Store
-from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "store") as opened:
-        yield opened
-
+from tests.conftest import (
+    FIXTURES,
+    assert_clean_failure,
+    jsonl,
+    lexical_engine,
+    record,
+    run_cli,
+    write,
+)
 
 DOCS = [
     record("guide/deploy.md", 1, "Deployments roll out with kubectl apply.", title="Deploying"),
@@ -223,7 +224,7 @@ def test_terminal_control_sequences_are_stripped_where_text_leaves_the_tool(stor
     assert search(store, "clean text").results[0].title == "t\x1b[31mred"  # the library keeps it
     for args in (("search", "clean text"), ("search", "clean text", "--json"),
                  ("show", "evil.md#1"), ("toc",), ("get", "evil.md")):  # fmt: skip
-        shown = run_cli(*args, "--store", store.path.parent)
+        shown = run_cli(*args, "--store", store.location)
         assert shown.code == 0 and shown.stdout, args
         assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, args
 
@@ -291,13 +292,14 @@ def test_match_words_sources_toc_and_card(store, tmp_path):
     assert "corpus `docs`: 4 documents" in text
 
 
-def test_cli_index_search_json_queries_file_and_tier_line(tmp_path):
-    store_path = tmp_path / "store"
+def test_cli_index_search_json_queries_file_and_tier_line(tmp_path, store_url):
+    store_path = store_url
     data = jsonl(tmp_path / "a.jsonl", DOCS)
     loaded = run_cli("index", data, "--corpus", "docs", "--store", store_path)
     assert loaded.code == 0 and "4 added" in loaded.stdout
     human = run_cli("search", "rollbacks", "--store", store_path)
-    assert human.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
+    engine = lexical_engine(store_url)
+    assert human.stderr.startswith(f"tier: lexical ({engine}) - no embeddings configured")
     assert human.stdout.startswith("1. ")
     as_json = run_cli("search", "rollbacks", "--store", store_path, "--json")
     results = json.loads(as_json.stdout)
@@ -314,8 +316,8 @@ def test_cli_index_search_json_queries_file_and_tier_line(tmp_path):
     ]  # fmt: skip
 
 
-def test_cli_eval_reports_metrics_and_fails_under_a_floor(tmp_path):
-    store_path = tmp_path / "store"
+def test_cli_eval_reports_metrics_and_fails_under_a_floor(tmp_path, store_url):
+    store_path = store_url
     run_cli("index", jsonl(tmp_path / "a.jsonl", DOCS), "--corpus", "d", "--store", store_path)
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": "1", "query": "password reset"}\n{"id": "2", "query": "eks"}\n')
@@ -331,8 +333,8 @@ def test_cli_eval_reports_metrics_and_fails_under_a_floor(tmp_path):
     assert_clean_failure(floor, 1, "below --min-ndcg")
 
 
-def test_cli_ingest_a_folder_and_reingest_is_a_no_op(tmp_path):
-    store_path = tmp_path / "store"
+def test_cli_ingest_a_folder_and_reingest_is_a_no_op(tmp_path, store_url):
+    store_path = store_url
     tree = FIXTURES / "docs-tree"
     first = run_cli("ingest", "--root", tree, "--corpus", "docs", "--store", store_path, "--json")
     assert (
@@ -350,8 +352,8 @@ def test_cli_ingest_a_folder_and_reingest_is_a_no_op(tmp_path):
     assert shown.code == 0 and "With pip" in shown.stdout
 
 
-def test_cli_index_reads_stdin_and_directories(tmp_path):
-    store_path = tmp_path / "store"
+def test_cli_index_reads_stdin_and_directories(tmp_path, store_url):
+    store_path = store_url
     write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
     proc = subprocess.run(
         [sys.executable, "-m", "flatten", "index", "-", str(tmp_path / "notes"), "--corpus", "mix",
@@ -394,8 +396,8 @@ def test_documents_split_across_the_file_and_over_the_memory_budget(store, tmp_p
     assert again.unchanged == 3 and again.chunks == 0
 
 
-def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path):
-    store_path = tmp_path / "store"
+def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path, store_url):
+    store_path = store_url
     write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
     assert run_cli("index", tmp_path / "notes", "--corpus", "n", "--store", store_path).code == 0
     page = run_cli("get", "a.md", "--store", store_path)

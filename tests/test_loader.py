@@ -30,12 +30,6 @@ GOOD2 = record("good.md", 2, "another good line")
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "store") as opened:
-        yield opened
-
-
 def loaded_sources(store: Store) -> set[str]:
     return {s.source for s in sources(store)[0]}
 

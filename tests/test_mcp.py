@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
 import subprocess
@@ -39,7 +40,9 @@ CONFIG = """citations:
 
 
 def params(*args: str | Path) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable,
+    # The whole environment, as an MCP client's `env` setting passes it: a Postgres store's
+    # password variable must reach the server (the client's default passes only a few).
+    return StdioServerParameters(command=sys.executable, env=dict(os.environ),
                                  args=["-m", "flatten", "mcp", *map(str, args)])  # fmt: skip
 
 
@@ -54,15 +57,22 @@ async def _session(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> dict
         return {"tools": {t.name: t for t in listed.tools}, "answers": answers, "errors": errors}
 
 
+def store_of(corpus: Path) -> str:
+    """The store the `corpus` fixture loaded (a folder or a URL)."""
+    return (corpus / "STORE").read_text()
+
+
 def session(server: Any, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     return asyncio.run(_session(server, list(calls)))
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """A small index: the docs-tree fixture, plus hostile text in a second corpus."""
+def corpus(tmp_path_factory, module_store_url):
+    """A small index: the docs-tree fixture, plus hostile text in a second corpus; on SQLite
+    and on PostgreSQL (`module_store_url`): the tests using it run on both."""
     root = tmp_path_factory.mktemp("mcp")
-    store = root / "store"
+    store = module_store_url
+    (root / "STORE").write_text(store)
     assert run_cli("index", FIXTURES / "docs-tree", "--store", store, "-q").code == 0
     hostile = [
         record("notes/ops.md", 1, f"Deploy token {GITHUB_TOKEN} for the pipeline.",
@@ -82,7 +92,7 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def knowledge(corpus):
     """The index as the MCP tools answer from it, in process (the transport is tested below)."""
-    answering = Knowledge(corpus / "store", rules=parse_rules(load_config(corpus / CONFIG_FILE)
+    answering = Knowledge(store_of(corpus), rules=parse_rules(load_config(corpus / CONFIG_FILE)
                                                               .get("citations")))  # fmt: skip
     yield answering
     answering.close()
@@ -127,7 +137,7 @@ LENIENT_ARGUMENTS = [
 def over_stdio(corpus):
     """One server over stdio, a real client, every tool: the calls above, in one session."""
     calls = LENIENT_ARGUMENTS + [(name, arguments) for name, arguments, _ in BAD_ARGUMENTS]
-    return session(params("--store", corpus / "store", "--tools", "all"), *calls)
+    return session(params("--store", store_of(corpus), "--tools", "all"), *calls)
 
 
 def test_tools_schemas_over_stdio_with_a_real_client(over_stdio):
@@ -209,6 +219,7 @@ def test_the_two_search_tools_are_the_default():
 def test_search_returns_cited_hits_with_paths_lines_and_text(knowledge):
     found = knowledge.search("install with docker", 3)
     assert found["status"] == "ok"
+    assert found["tier"].pop("engine", "bm25 (postgres)") == "bm25 (postgres)"  # Postgres only
     assert found["tier"] == {"name": "lexical", "degraded": False,
                              "reason": "no embeddings configured"}  # fmt: skip
     assert "Untrusted reference data" in found["notice"]
@@ -261,8 +272,8 @@ def test_no_index_is_a_soft_status_not_a_broken_start(tmp_path):
         assert "docs-flatten index" in answer["hint"]
 
 
-def test_a_running_server_keeps_working_while_an_index_run_updates_the_store(tmp_path):
-    store = tmp_path / "store"
+def test_a_running_server_keeps_working_while_an_index_run_updates_the_store(tmp_path, store_url):
+    store = store_url
     assert run_cli("index", jsonl(tmp_path / "a.jsonl", [record("a.md", 1, "alpha docs")]),
                    "--store", store, "--corpus", "c", "-q").code == 0  # fmt: skip
     serving = Knowledge(store)
@@ -283,17 +294,18 @@ def test_a_running_server_keeps_working_while_an_index_run_updates_the_store(tmp
     assert before["status"] == "no_results" and after["count"] == 3000 and during >= 1
 
 
-def test_hybrid_search_carries_similarity_and_keyword_match(tmp_path):
+def test_hybrid_search_carries_similarity_and_keyword_match(tmp_path, store_url):
     EmbeddingServer.reset()
     with serve(EmbeddingServer) as base:
         url = base + "/v1"
-        store = tmp_path / "store"
+        store = store_url
         indexed = run_cli("index", FIXTURES / "docs-tree", "--store", store, "--base-url", url,
                           "--model", "hash-64", "-q")  # fmt: skip
         assert indexed.code == 0, indexed.stderr
         hybrid = Knowledge(store, embeddings=EmbeddingConfig(base_url=url, model="hash-64"))
         found = hybrid.search("install with docker", 3)
         hybrid.close()
+    assert found["tier"].pop("engine", "bm25 (postgres)") == "bm25 (postgres)"  # Postgres only
     assert found["tier"] == {"name": "hybrid", "degraded": False, "model": "hash-64",
                              "dimension": 64}  # fmt: skip
     assert all("similarity" in h and "keywordMatch" in h for h in found["results"])
@@ -324,7 +336,7 @@ def start_http(store: Path) -> tuple[subprocess.Popen, int]:
 
 
 def test_one_round_trip_over_streamable_http_then_sigterm_stops_it_cleanly(corpus):
-    server, port = start_http(corpus / "store")
+    server, port = start_http(store_of(corpus))
     try:
         found = session(f"http://127.0.0.1:{port}/mcp",
                         ("knowledge_search", {"query": "install with docker"}))  # fmt: skip
@@ -338,7 +350,7 @@ def test_one_round_trip_over_streamable_http_then_sigterm_stops_it_cleanly(corpu
 
 
 def test_unknown_tools_are_a_usage_error(corpus):
-    result = run_cli("mcp", "--store", corpus / "store", "--tools", "knowledge_search,rm_rf")
+    result = run_cli("mcp", "--store", store_of(corpus), "--tools", "knowledge_search,rm_rf")
     assert_clean_failure(result, 2, "unknown rm_rf")
 
 
@@ -347,5 +359,5 @@ def test_a_port_in_use_is_a_named_failure(corpus):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = run_cli("mcp", "--store", corpus / "store", "--http", str(port))
+        result = run_cli("mcp", "--store", store_of(corpus), "--http", str(port))
     assert_clean_failure(result, 1, f"cannot listen on 127.0.0.1:{port}")

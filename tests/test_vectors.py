@@ -3,6 +3,7 @@ OpenAI-format server on 127.0.0.1 (tests/embedserver.py) with failures injected.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sqlite3
 
@@ -17,10 +18,19 @@ from index.loader import load_files, load_records
 from index.results import Tier
 from index.search import SearchOptions, search
 from index.store import Store
+from index.textindex import text_index
 from index.vectors.backfill import embed_pending
 from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch
 from index.vectors.stage import VectorTier
-from tests.conftest import MINIFIED_BUNDLE, assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import (
+    MINIFIED_BUNDLE,
+    assert_clean_failure,
+    jsonl,
+    lexical_engine,
+    record,
+    run_cli,
+    write,
+)
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
 
@@ -32,12 +42,6 @@ def server():
     EmbeddingServer.reset()
     with serve(EmbeddingServer) as base:
         yield base + "/v1"
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.open(tmp_path / "store") as opened:
-        yield opened
 
 
 def settings(base: str, **extra: object) -> EmbeddingConfig:
@@ -254,11 +258,11 @@ def test_the_schema_upgrade_adds_vectors_to_a_lexical_store(tmp_path):
 
 
 @pytest.fixture
-def indexed(server, tmp_path):
+def indexed(server, tmp_path, store_url):
     user = record("api/users.md", 1, "getUserName returns the display name of a user.",
                   title="getUserName", symbol="getUserName")  # fmt: skip
     docs = [*big_document(), user]
-    store = tmp_path / "store"
+    store = store_url
     result = run_cli("index", jsonl(tmp_path / "a.jsonl", docs), "--store", store,
                      "--corpus", "ops", "--base-url", server, "--model", "hash-64")  # fmt: skip
     assert result.code == 0, result.stderr
@@ -269,7 +273,8 @@ def test_hybrid_search_fuses_and_shows_similarity_and_keyword_match(server, inde
     base = ["--store", indexed, "--base-url", server, "--model", "hash-64"]
     result = run_cli("search", "kafka consumer lag", "-k", "5", "--slices", *base, "--json")
     assert result.code == 0, result.stderr
-    assert result.stderr.strip() == "tier: hybrid (FTS5 + vectors, RRF) - model=hash-64 dim=64"
+    engine = lexical_engine(indexed)
+    assert result.stderr.strip() == f"tier: hybrid ({engine} + vectors, RRF) - model=hash-64 dim=64"
     hits = json.loads(result.stdout)
     assert len(hits) == 5 and all("kafka consumer lag" in h["snippet"] for h in hits)
     for hit in hits:
@@ -309,10 +314,12 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(indexed):
                      "hash-64", "--tier", "vector")  # fmt: skip
     assert_clean_failure(forced, 1, "vector search unavailable")
     lexical = run_cli("search", "kafka", "--store", indexed, "--tier", "lexical")
-    assert lexical.stderr.startswith("tier: lexical (FTS5) - no embeddings configured")
+    engine = lexical_engine(indexed)
+    assert lexical.stderr.startswith(f"tier: lexical ({engine}) - no embeddings configured")
     forced = run_cli("search", "kafka", "--store", indexed, "--base-url", DOWN, "--model",
                      "hash-64", "--tier", "lexical")  # fmt: skip
-    assert forced.code == 0 and forced.stderr.startswith("tier: lexical (FTS5) - forced by --tier")
+    assert forced.code == 0
+    assert forced.stderr.startswith(f"tier: lexical ({engine}) - forced by --tier")
     no_vectors = run_cli("search", "kafka", "--store", indexed, "--rerank", "mmr")
     assert_clean_failure(no_vectors, 2, "--rerank: re-ranking by mmr needs vectors")
     no_config = run_cli("search", "kafka", "--store", indexed, "--tier", "hybrid")
@@ -439,8 +446,8 @@ def test_vectors_that_are_not_normalised_still_score_by_cosine(server, store, tm
         hits = search(store, "helm rollback", SearchOptions(top_k=8, tier="vector"),
                       vectors=vectors).results  # fmt: skip
     for hit in hits:
-        text = store.db.execute("SELECT body FROM chunks_fts WHERE rowid = ?", (hit.chunk_id,))
-        expected = float(np.dot(embed(text.fetchone()[0], 64), embed("helm rollback", 64)))
+        text = text_index(store.db).chunk_texts([hit.chunk_id])[hit.chunk_id]
+        expected = float(np.dot(embed(text, 64), embed("helm rollback", 64)))
         assert hit.similarity == pytest.approx(expected, abs=1e-5)
 
 
@@ -458,14 +465,21 @@ def test_a_path_filter_keeps_the_vector_stage_full_depth_within_it(server, store
     assert [(h.source, h.vector_rank) for h in hits] == [("guide/ops.md", 1)]
 
 
-def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed):
+def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed, monkeypatch):
     # The lexical and the fused rankings both score slices as pages: one look-up serves both.
-    with Store.open(indexed, readonly=True) as opened:
-        config = settings(server)
-        with VectorTier(opened, config) as tier:
-            statements: list[str] = []
-            opened.db.set_trace_callback(statements.append)
-            hits = search(opened, "kafka consumer lag", SearchOptions(top_k=5), vectors=tier)
-            opened.db.set_trace_callback(None)
+    ranking = importlib.import_module("index.ranking")
+    search_module = importlib.import_module("index.search")  # `index.search` is the function
+    looked_up: list[list[int]] = []
+    real = ranking.locate
+
+    def locate(db, chunk_ids):
+        if chunk_ids:
+            looked_up.append(list(chunk_ids))
+        return real(db, chunk_ids)
+
+    for module in (ranking, search_module):  # the search's own call, and the scoring's
+        monkeypatch.setattr(module, "locate", locate)
+    with Store.open(indexed, readonly=True) as opened, VectorTier(opened, settings(server)) as tier:
+        hits = search(opened, "kafka consumer lag", SearchOptions(top_k=5), vectors=tier)
     assert hits.tier.name == Tier.HYBRID and hits.results
-    assert sum("k.weight" in s for s in statements) == 1
+    assert len(looked_up) == 1

@@ -177,7 +177,8 @@ def text_index(db: Any) -> TextIndex:
     if found is None:
         from index.textindex.postgres import PostgresTextIndex
 
-        found = _INDEXES[db] = PostgresTextIndex(db)
+        # The store hands its sqlite3-style wrapper; the index speaks psycopg itself.
+        found = _INDEXES[db] = PostgresTextIndex(getattr(db, "raw", db))
     return found
 
 

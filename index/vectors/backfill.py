@@ -29,7 +29,8 @@ from index.vectors.storage import (
     claim,
     collect_garbage,
     identity_mismatch,
-    pack,
+    index_vectors,
+    packed,
     reset,
     set_dimension,
     stored_identity,
@@ -118,7 +119,9 @@ def embed_pending(
                 progress(done, total)
         with store.write() as db:
             report.collected = collect_garbage(db)
-        sidecar.refresh(store.db, store.path)  # the next process's first query finds it ready
+            index_vectors(db)
+        if store.path is not None:  # a file store: the next process's first query finds it ready
+            sidecar.refresh(store.db, store.path)
     except EmbeddingError as exc:
         exc.report = report
         raise
@@ -248,7 +251,7 @@ def _rejected(exc: EmbeddingError) -> bool:
 
 
 def _store_batch(db: Any, vectors: list[tuple[_Pending, list[float] | None]]) -> None:
-    stored = [(item.key, pack(vector)) for item, vector in vectors if vector is not None]
+    stored = [(item.key, packed(db, vector)) for item, vector in vectors if vector is not None]
     db.executemany("INSERT OR IGNORE INTO vectors (key, embedding) VALUES (?, ?)", stored)
     db.executemany(
         "UPDATE chunks SET embed_key = ?, embed_skip = ? WHERE id = ?",

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from index.postgres.vectors import PgVectors
 from index.scope import CHUNKS, Filter
 from index.store import Store
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
@@ -36,7 +37,7 @@ class VectorTier:
     store: Store
     config: EmbeddingConfig
     _client: EmbeddingClient | None = None
-    _matrix: Matrix | None = None
+    _matrix: Matrix | PgVectors | None = None
     _version: int | None = None
     _queries: dict[str, np.ndarray] = field(default_factory=dict)
     _failed: tuple[float, str] | None = None
@@ -56,10 +57,11 @@ class VectorTier:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def matrix(self) -> Matrix:
+    def matrix(self) -> Matrix | PgVectors:
         """The store's vectors; `VectorsUnavailable` when there are none of this identity."""
-        version = self.store.db.execute("PRAGMA data_version").fetchone()[0]
-        if self._matrix is None or version != self._version:
+        postgres = self.store.path is None  # pgvector searches in place: nothing to cache
+        version = None if postgres else self.store.db.execute("PRAGMA data_version").fetchone()[0]
+        if self._matrix is None or version != self._version or postgres:
             identity = stored_identity(self.store.db)
             if identity is None:
                 raise VectorsUnavailable("no vectors in the index: load it with embeddings "
@@ -67,7 +69,11 @@ class VectorTier:
             differs = identity.differs(Identity.of(self.config))
             if differs:
                 raise VectorsUnavailable("vector identity mismatch: " + "; ".join(differs))
-            self._matrix = load_matrix(self.store.db, self.store.path)
+            self._matrix = (
+                PgVectors.load(self.store.db)
+                if postgres
+                else load_matrix(self.store.db, self.store.path)
+            )
             self._version = version
         if not self._matrix.keys:
             raise VectorsUnavailable("no vectors in the index yet")
@@ -125,7 +131,7 @@ class VectorTier:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-stage")
         running = self._worker.submit(other)
         try:
-            near = matrix.nearest(vector, depth)
+            near = _nearest(matrix, vector, depth, scope)
         finally:
             result = running.result()  # its exception, if any, is the caller's
         wanted = depth
@@ -134,7 +140,17 @@ class VectorTier:
             if len(hits) >= depth or wanted >= len(matrix.keys):
                 return vector, hits[:depth], result
             wanted *= 4  # duplicates collapse onto one key, or the scope dropped some
-            near = matrix.nearest(vector, wanted)
+            near = _nearest(matrix, vector, wanted, scope)
+
+
+def _nearest(
+    matrix: Matrix | PgVectors, vector: np.ndarray, n: int, scope: Filter | None
+) -> list[tuple[str, float]]:
+    """pgvector filters by the scope inside its scan (iterative scans fill the depth); numpy
+    scores every vector and `_chunks_for` filters after."""
+    if isinstance(matrix, PgVectors):
+        return matrix.nearest(vector, n, scope)
+    return matrix.nearest(vector, n)
 
 
 def _chunks_for(

@@ -90,6 +90,14 @@ def set_dimension(db: sqlite3.Connection, dimension: int) -> None:
     db.execute("UPDATE vector_identity SET dimension = ? WHERE dimension IS NULL", (dimension,))
 
 
+def index_vectors(db: sqlite3.Connection) -> None:
+    """After vectors were added: PostgreSQL builds its HNSW index once there are enough of them
+    (one build after the bulk insert is far faster than an index kept up row by row); SQLite
+    scores a matrix and has nothing to do."""
+    if not isinstance(db, sqlite3.Connection):
+        db.index_vectors()  # index.postgres.connection
+
+
 def vector_key(embedded_text: str) -> str:
     return sha256_hex(embedded_text)
 
@@ -97,6 +105,13 @@ def vector_key(embedded_text: str) -> str:
 def pack(vector: list[float]) -> bytes:
     """float32 bytes of the unit vector: stored normalised, so loading needs no arithmetic."""
     return unit(np.asarray(vector, dtype=DTYPE)).tobytes()
+
+
+def packed(db: sqlite3.Connection, vector: list[float]) -> bytes | str:
+    """`pack(vector)` as the store's `embedding` column takes it (pgvector's text on Postgres)."""
+    if isinstance(db, sqlite3.Connection):
+        return pack(vector)
+    return db.vector_literal(unit(np.asarray(vector, dtype=DTYPE)))  # index.postgres
 
 
 def collect_garbage(db: sqlite3.Connection) -> int:

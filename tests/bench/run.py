@@ -25,6 +25,7 @@ import index_bench
 import mcp_bench
 import real_repo
 import shards_bench
+import store_bench
 import vector_bench
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -247,11 +248,26 @@ def print_shards(runs: list[shards_bench.ShardRun]) -> None:
                 [(r.name, r.jobs, f"{r.seconds:.2f}", r.code) for r in runs])  # fmt: skip
 
 
+def print_stores(runs: list[store_bench.StoreMeasurement]) -> None:
+    print()
+    print_table(
+        [("store", 9), ("slices", 8), ("load s", 7), ("slices/s", 9), ("no-op s", 8),
+         ("writes", 7), ("1% s", 6), ("embed s", 8), ("lex p50/95", 12), ("vec p50/95", 12),
+         ("hyb p50/95", 12), ("B/slice", 8)],
+        [(m.store, m.slices, m.load_seconds, m.slices_per_s, m.noop_reload_seconds,
+          "-" if m.noop_row_writes is None else m.noop_row_writes, m.churn_reload_seconds,
+          m.embed_seconds, f"{m.lexical_p50_ms}/{m.lexical_p95_ms}",
+          f"{m.vector_p50_ms}/{m.vector_p95_ms}", f"{m.hybrid_p50_ms}/{m.hybrid_p95_ms}",
+          m.bytes_per_slice) for m in runs],
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
-    parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset", "shards"],
+    parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset", "shards",
+                                           "stores"],
                         help="run one part alone (and write no JSON); hybrid needs index's "
                         "stores in --workdir")  # fmt: skip
     parser.add_argument(
@@ -278,6 +294,9 @@ def main() -> None:
         return
     if args.only == "shards":
         print_shards(shards_bench.measure_shards(work))
+        return
+    if args.only == "stores":  # SQLite beside PostgreSQL, at the largest size
+        print_stores(store_bench.measure_stores(work, max(sizes)))
         return
     runs = [
         ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),
@@ -324,6 +343,8 @@ def main() -> None:
         vector_bench.measure_hybrid(work, n, index_bench.bench_queries(n)) for n in sizes
     ]
     print_hybrid(hybrid_runs)
+    stores = store_bench.measure_stores(work, max(sizes))
+    print_stores(stores)
     served = mcp_bench.measure_mcp(work, 100_000, index_bench.bench_queries(100_000))
     print(
         f"\nMCP knowledge_search over stdio, {served.slices:,} slices (lexical): "
@@ -359,6 +380,7 @@ def main() -> None:
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
                 "hybrid": [asdict(v) for v in hybrid_runs],
+                "stores": [asdict(m) for m in stores],
                 "mcp": asdict(served),
                 "crawl": asdict(crawled),
                 "scifact": quality,
