@@ -101,6 +101,7 @@ TABLES = (
         path text NOT NULL
     )""",
 )
+DEAD = "SELECT coalesce(array_agg(chunk_id), '{}') FROM text_dead"
 BLOCK_COLUMNS = "term, batch, base, n, ids, lengths, counts, offsets"
 EXACT_COLUMNS = "term, batch, base, n, ids"
 BLOCK_TYPES = ["text", "int8", "int8", "int4", "bytea", "bytea", "bytea", "bytea"]
@@ -156,6 +157,10 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     ends = np.cumsum(sizes)
     return np.arange(total) - np.repeat(ends - sizes - starts, sizes)
+
+
+# A phrase's matches: chunk ids, weighted occurrences (f), chunk lengths.
+Hits = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -466,31 +471,32 @@ class PostgresTextIndex:
         )
         return {t: int(found.get(_text(t)) or 0) for t in wanted}
 
-    def _dead(self) -> np.ndarray:
+    def _postings(
+        self, terms: set[str], positions: set[str]
+    ) -> tuple[int, int, dict[str, TermPostings]]:
+        """(chunks, tokens) over the whole index and the live postings of these terms (with
+        positions for those in `positions`), in one statement: on a busy server each round
+        trip costs more than the scoring."""
         with self.db.cursor(binary=True) as cur:
-            (dead,) = cur.execute(
-                "SELECT coalesce(array_agg(chunk_id), '{}') FROM text_dead"
-            ).fetchone()
-        return np.array(dead, dtype=np.int64)
-
-    def _postings(self, terms: set[str], positions: set[str]) -> dict[str, TermPostings]:
-        """The live postings of these terms (with positions for those in `positions`)."""
-        dead = self._dead()
-        blocks: dict[str, list[tuple[Any, ...]]] = {t: [] for t in terms}
-        with self.db.cursor(binary=True) as cur:
-            rows = cur.execute(
-                "SELECT term, base, n, ids, lengths, counts, "
-                "CASE WHEN term = ANY(%s) THEN offsets END FROM text_blocks WHERE term = ANY(%s) "
-                "ORDER BY batch",
+            chunks, tokens, dead, *blocks = cur.execute(
+                "SELECT (SELECT coalesce(sum(chunks), 0)::int8 FROM text_totals), "
+                "(SELECT coalesce(sum(tokens), 0)::int8 FROM text_totals), "
+                f"({DEAD}), array_agg(term), array_agg(base), array_agg(n), array_agg(ids), "
+                "array_agg(lengths), array_agg(counts), "
+                "array_agg(CASE WHEN term = ANY(%s) THEN offsets END) "
+                "FROM text_blocks WHERE term = ANY(%s)",
                 (sorted(positions), sorted(terms)),
-            ).fetchall()
-        for term, *rest in rows:
-            blocks[term].append(rest)
-        return {t: _term_postings(found, t in positions, dead) for t, found in blocks.items()}
+            ).fetchone()
+        found: dict[str, list[tuple[Any, ...]]] = {t: [] for t in terms}
+        for term, *rest in zip(*(b or () for b in blocks), strict=True):
+            found[term].append(rest)
+        dead = np.array(dead, dtype=np.int64)
+        postings = {t: _term_postings(rows, t in positions, dead) for t, rows in found.items()}
+        return chunks, tokens, postings
 
     def _phrase_hits(
         self, phrase: list[str], columns: tuple[str, ...] | None, postings: dict[str, TermPostings]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Hits:
         """(chunk ids, weighted occurrences f, chunk lengths) of the chunks where the phrase's
         terms occur in sequence within one of `columns` (None: any)."""
         weights = np.array(_weights(columns))
@@ -518,27 +524,25 @@ class PostgresTextIndex:
         lengths = first.lengths[np.searchsorted(first.ids, chunks)]
         return chunks[hit], f[hit], lengths[hit]
 
-    def _matches(self, query: TextQuery) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-        """Each phrase's (chunk ids, f, lengths); None when the query can match nothing."""
+    def _matches(self, query: TextQuery) -> tuple[int, int, list[Hits]] | None:
+        """(chunks, tokens) of the whole index and each phrase's hits; None when the query can
+        match nothing."""
         phrases = self._phrases(query)
         if phrases is None:
             return None
         terms = {t for p in phrases for t in p}
-        postings = self._postings(terms, {t for p in phrases if len(p) > 1 for t in p})
-        return [self._phrase_hits(p, query.columns, postings) for p in phrases]
+        chunks, tokens, postings = self._postings(
+            terms, {t for p in phrases if len(p) > 1 for t in p}
+        )
+        return chunks, tokens, [self._phrase_hits(p, query.columns, postings) for p in phrases]
 
     def rank(
         self, query: TextQuery, depth: int, scope: tuple[str, list[object]] = ("", [])
     ) -> list[LexicalHit]:
-        chunks, tokens = self.db.execute(
-            "SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint "
-            "FROM text_totals"
-        ).fetchone()
-        if not chunks:
+        found = self._matches(query)
+        if found is None or not found[0]:
             return []
-        matches = self._matches(query)
-        if matches is None:
-            return []
+        chunks, tokens, matches = found
         avgdl = tokens / chunks
         ids, hits = np.unique(np.concatenate([m[0] for m in matches]), return_counts=True)
         scores = np.zeros(len(ids))
@@ -616,9 +620,10 @@ class PostgresTextIndex:
             found = self._exact_ids(terms)
             need = len(terms) if query.every else 1
         else:
-            matches = self._matches(query)
-            if matches is None:
+            matched = self._matches(query)
+            if matched is None:
                 return {}
+            matches = matched[2]
             found = [m[0] for m in matches]
             need = len(matches) if query.every else 1
         ids, hits = np.unique(np.concatenate(found), return_counts=True)
@@ -634,14 +639,16 @@ class PostgresTextIndex:
 
     def _exact_ids(self, terms: list[str]) -> list[np.ndarray]:
         """The live chunks holding each of these unstemmed terms."""
-        dead = self._dead()
         found: dict[str, list[np.ndarray]] = {t: [] for t in terms}
         with self.db.cursor(binary=True) as cur:
-            rows = cur.execute(
-                "SELECT term, base, n, ids FROM text_exact WHERE term = ANY(%s)", (terms,)
-            ).fetchall()
-        for term, base, n, packed in rows:
+            dead, *blocks = cur.execute(
+                f"SELECT ({DEAD}), array_agg(term), array_agg(base), array_agg(n), "
+                "array_agg(ids) FROM text_exact WHERE term = ANY(%s)",
+                (terms,),
+            ).fetchone()
+        for term, base, n, packed in zip(*(b or () for b in blocks), strict=True):
             found[term].append(base + _unpack(packed, n))
+        dead = np.array(dead, dtype=np.int64)
         out = []
         for term in terms:
             ids = np.concatenate(found[term]) if found[term] else np.zeros(0, dtype=np.int64)

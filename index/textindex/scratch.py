@@ -22,6 +22,7 @@ EXACT_TOKENIZER = "unicode61 remove_diacritics 2"  # chunks_exact's: no stemming
 # A token's position: its column's number times this, plus its offset in the column. A line is
 # at most 16 MiB (the loader's MAX_LINE_BYTES), so a column never holds this many tokens.
 COLUMN_SPAN = 1 << 24
+PHRASES_KEPT = 4096  # tokenized query phrases remembered (a small, bounded cache)
 CHUNK_SPAN = 8 * COLUMN_SPAN  # room for the columns' positions: chunk * this + position
 
 
@@ -85,6 +86,7 @@ class Scratch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._phrases: dict[tuple[str, bool], tuple[str, ...]] = {}  # a query's words recur
         db = sqlite3.connect(":memory:", check_same_thread=False)
         columns = ", ".join(CHUNK_COLUMNS)
         # Contentless twins for tokenizing: emptied at once ('delete-all'), where a table that
@@ -152,6 +154,9 @@ class Scratch:
     def phrase_tokens(self, phrase: str, *, exact: bool = False) -> list[str]:
         """The terms of a query phrase, in order (stemmed unless `exact`), as FTS5 parses
         the quoted string."""
+        known = self._phrases.get((phrase, exact))
+        if known is not None:
+            return list(known)
         table = "exact" if exact else "tokens"
         with self._lock:
             try:
@@ -162,8 +167,13 @@ class Scratch:
             finally:
                 self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         if exact:  # no positions there: the order does not matter
-            return sorted({_decode(t) for t, _ in rows})
-        return [_decode(t) for t, _ in sorted(rows, key=lambda r: r[1])]
+            terms = sorted({_decode(t) for t, _ in rows})
+        else:
+            terms = [_decode(t) for t, _ in sorted(rows, key=lambda r: r[1])]
+        if len(self._phrases) >= PHRASES_KEPT:
+            self._phrases.clear()
+        self._phrases[phrase, exact] = tuple(terms)
+        return terms
 
     def snippets(self, query: TextQuery, rows: Sequence[ChunkText]) -> dict[int, str]:
         """FTS5's snippet of each row that matches `query` (the row alone decides it)."""
