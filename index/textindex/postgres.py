@@ -122,7 +122,8 @@ def pg_search_available(db: Any) -> bool:
 
 
 def _text(value: str) -> str:
-    """Postgres text cannot hold NUL; U+FFFD is, like NUL, a separator to the tokenizer."""
+    """Postgres text cannot hold NUL; U+FFFD is, like NUL, a separator to the tokenizer (so
+    no token holds either: the tokenizer's terms are written as they are)."""
     return value.replace("\x00", "\ufffd")
 
 
@@ -199,7 +200,7 @@ def _block_rows(batch: int, tokens: Tokenized) -> Iterator[tuple[Any, ...]]:
     for t, term in enumerate(stemmed.terms):
         a, b = starts[t], starts[t + 1]
         yield (
-            _text(term), batch, base, b - a,
+            term, batch, base, b - a,
             ids[a * w_ids:b * w_ids], lens[a * w_lens:b * w_lens],
             counts[a * width * w_counts:b * width * w_counts],
             packed_offsets[first[a] * w_offsets:first[b] * w_offsets],
@@ -214,7 +215,7 @@ def _exact_rows(batch: int, exact: TermChunks) -> Iterator[tuple[Any, ...]]:
     starts = exact.starts.tolist()
     for t, term in enumerate(exact.terms):
         a, b = starts[t], starts[t + 1]
-        yield _text(term), batch, base, b - a, ids[a * width : b * width]
+        yield term, batch, base, b - a, ids[a * width : b * width]
 
 
 def _term_postings(rows: list[Any], positions: bool, dead: np.ndarray) -> TermPostings:
@@ -421,17 +422,20 @@ class PostgresTextIndex:
         counts: dict[str, list[int]] = {}
         for group, n in ((tokens.stemmed, 0), (tokens.exact, 1)):
             for term, docs in zip(group.terms, np.diff(group.starts).tolist(), strict=True):
-                counts.setdefault(_text(term), [0, 0])[n] += docs
+                counts.setdefault(term, [0, 0])[n] += docs
         terms = sorted(counts)
         if not terms:
             return
+        # The lists as one string each, split by the server: tens of thousands of terms are
+        # not dumped and quoted one by one. No term holds a newline (a separator to FTS5).
         self.db.execute(
             "INSERT INTO text_terms (term, corpus_id, docs, exact_docs) "
-            "SELECT t, %s, d, e FROM unnest(%s::text[], %s::int[], %s::int[]) AS u(t, d, e) "
+            "SELECT t, %s, d, e FROM unnest(string_to_array(%s, E'\\n'), "
+            "string_to_array(%s, ',')::int[], string_to_array(%s, ',')::int[]) AS u(t, d, e) "
             "ON CONFLICT (term, corpus_id) DO UPDATE SET docs = text_terms.docs + excluded.docs, "
             "exact_docs = text_terms.exact_docs + excluded.exact_docs",
-            (corpus_id, terms, [sign * counts[t][0] for t in terms],
-             [sign * counts[t][1] for t in terms]),
+            (corpus_id, "\n".join(terms), ",".join(str(sign * counts[t][0]) for t in terms),
+             ",".join(str(sign * counts[t][1]) for t in terms)),
         )  # fmt: skip
 
     def _count_totals(self, corpus_id: int, chunks: int, tokens: int, sign: int) -> None:
