@@ -218,3 +218,17 @@ def test_postgres_text_index_names_its_engine(pg_database) -> None:
 
     assert text_index(pg_database).name == "bm25 (postgres)"
     assert pg_search_available(pg_database) is False  # not installable here: its own BM25 runs
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**9), st.sampled_from([0.5, 1.0, 2.25, 3.0])),
+                unique_by=lambda p: p[0]), st.integers(1, 30))  # fmt: skip
+def test_best_chunks_are_the_head_of_the_full_order(pairs, count) -> None:
+    import numpy as np
+
+    from index.textindex.postgres import _best
+
+    ids = np.array([i for i, _ in pairs], dtype=np.int64)
+    scores = np.array([s for _, s in pairs])
+    expected = sorted(range(len(pairs)), key=lambda n: (-scores[n], ids[n]))[:count]
+    assert _best(ids, scores, count).tolist() == expected

@@ -272,6 +272,17 @@ def _positions_of(postings: TermPostings, chunks: np.ndarray) -> tuple[np.ndarra
     return np.repeat(np.arange(len(chunks)), sizes), places
 
 
+def _best(ids: np.ndarray, scores: np.ndarray, count: int) -> np.ndarray:
+    """The indexes of the best `count` by score, then by chunk id (as the old SQL ordered):
+    only those at least as good as the count-th are sorted."""
+    if count < len(ids):
+        bar = np.partition(scores, len(ids) - count)[len(ids) - count]
+        pick = np.flatnonzero(scores >= bar)
+    else:
+        pick = np.arange(len(ids))
+    return pick[np.lexsort((ids[pick], -scores[pick]))][:count]
+
+
 def _kept_blocks(rows: list[Any], dead: np.ndarray) -> Iterator[tuple[Any, ...]]:
     """These `text_blocks` rows without the dead chunks' postings (a row left empty goes)."""
     for term, batch, base, n, ids, lengths, counts, offsets in rows:
@@ -548,7 +559,10 @@ class PostgresTextIndex:
             return []
         chunks, tokens, matches = found
         avgdl = tokens / chunks
-        ids, hits = np.unique(np.concatenate([m[0] for m in matches]), return_counts=True)
+        if len(matches) == 1:  # one phrase: its chunks are already distinct and ascending
+            ids, hits = matches[0][0], np.ones(len(matches[0][0]), dtype=np.int64)
+        else:
+            ids, hits = np.unique(np.concatenate([m[0] for m in matches]), return_counts=True)
         scores = np.zeros(len(ids))
         # float64 in FTS5's order of operations, phrase after phrase: the same figures.
         for found, f, lengths in matches:
@@ -557,31 +571,32 @@ class PostgresTextIndex:
             scores[where] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * lengths / avgdl)))
         if query.every:
             ids, scores = ids[hits == len(matches)], scores[hits == len(matches)]
-        order = np.lexsort((ids, -scores))
-        ids, scores = ids[order], scores[order]
         in_scope, scope_params = scope
         if in_scope:
-            ids, scores = self._within(ids, scores, depth, in_scope, scope_params)
+            best = self._within(ids, scores, depth, in_scope, scope_params)
+        else:
+            best = _best(ids, scores, depth)
         return [
             LexicalHit(int(i), float(s))
-            for i, s in zip(ids[:depth].tolist(), scores[:depth].tolist(), strict=True)
+            for i, s in zip(ids[best].tolist(), scores[best].tolist(), strict=True)
         ]
 
     def _within(self, ids: np.ndarray, scores: np.ndarray, depth: int, in_scope: str,
-                params: list[object]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """The best `depth` of these (ranked) chunks that are in the scope: asked in growing
-        slices, best first, so a scope holding the best chunks costs one look-up."""
+                params: list[object]) -> np.ndarray:  # fmt: skip
+        """The best `depth` of these chunks that are in the scope (indexes, best first): the
+        best are asked about in growing windows, so a scope holding them costs one look-up."""
         sql = (f"SELECT c.id FROM {CHUNKS} WHERE c.id = ANY(%s) "
                f"{in_scope.replace('?', '%s')}")  # fmt: skip
         kept: list[int] = []
         start, size = 0, max(4 * depth, 256)
         while start < len(ids) and len(kept) < depth:
-            part = ids[start : start + size]
-            inside = {i for (i,) in self.db.execute(sql, [part.tolist(), *params])}
-            kept += [n for n, i in enumerate(part.tolist(), start=start) if i in inside]
-            start, size = start + size, size * 4
-        chosen = np.array(kept[:depth], dtype=np.int64)
-        return ids[chosen], scores[chosen]
+            # The order is total (score, then id), so a wider window begins as the last did.
+            window = _best(ids, scores, size)[start:]
+            inside = {i for (i,) in self.db.execute(sql, [ids[window].tolist(), *params])}
+            kept += [n for n, i in zip(window.tolist(), ids[window].tolist(), strict=True)
+                     if i in inside]  # fmt: skip
+            start, size = start + len(window), size * 4
+        return np.array(kept[:depth], dtype=np.int64)
 
     def _phrases(self, query: TextQuery) -> list[list[str]] | None:
         """Each phrase's terms; None when the query can match nothing. A phrase with no token
