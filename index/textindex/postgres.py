@@ -82,12 +82,15 @@ TABLES = (
         chunk_id bigint PRIMARY KEY,
         batch bigint NOT NULL
     )""",
+    # Chunks per term, as deltas: a row per (term, corpus, batch written or documents deleted),
+    # folded into batch 0 when the corpus's next load first writes (see `_fold_terms`).
     """CREATE TABLE IF NOT EXISTS text_terms (
         term text COLLATE "C" NOT NULL,
         corpus_id bigint NOT NULL,
+        batch bigint NOT NULL,
         docs integer NOT NULL,
         exact_docs integer NOT NULL,
-        PRIMARY KEY (term, corpus_id)
+        PRIMARY KEY (term, corpus_id, batch)
     )""",
     """CREATE TABLE IF NOT EXISTS text_totals (
         corpus_id bigint PRIMARY KEY,
@@ -149,6 +152,14 @@ def _unpack(data: bytes, count: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     kind = {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8"}[len(data) // count]
     return np.frombuffer(data, dtype=kind).astype(np.int64)
+
+
+def _unpack_rows(data: Sequence[bytes], counts: Sequence[int]) -> np.ndarray:
+    """Several rows' packed arrays, one after the other: one conversion when they share a
+    width (they do when written by batches of a like size)."""
+    if len({len(d) // c for d, c in zip(data, counts, strict=True) if c}) <= 1:
+        return _unpack(b"".join(data), sum(counts))
+    return np.concatenate([_unpack(d, c) for d, c in zip(data, counts, strict=True)])
 
 
 def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -222,22 +233,20 @@ def _term_postings(rows: list[Any], positions: bool, dead: np.ndarray) -> TermPo
     """One term's postings from its blocks (`base, n, ids, lengths, counts, offsets` rows),
     without the dead chunks, chunk ids ascending."""
     width = len(CHUNK_COLUMNS)
-    ids, lengths, counts, places = [], [], [], []
-    for base, n, packed_ids, packed_lengths, packed_counts, offsets in rows:
-        ids.append(base + _unpack(packed_ids, n))
-        lengths.append(_unpack(packed_lengths, n))
-        counts.append(_unpack(packed_counts, n * width).reshape(n, width))
-        if positions:
-            places.append(_columns_of(counts[-1]) * COLUMN_SPAN
-                          + _unpack(offsets, int(counts[-1].sum())))  # fmt: skip
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return TermPostings(empty, empty, np.zeros((0, width), dtype=np.int64), empty,
                             np.zeros(1, dtype=np.int64))  # fmt: skip
-    all_ids, all_counts = np.concatenate(ids), np.concatenate(counts)
-    out = TermPostings(all_ids, np.concatenate(lengths), all_counts,
-                       np.concatenate(places) if positions else None,
-                       _firsts(all_counts) if positions else None)  # fmt: skip
+    bases, sizes, packed_ids, packed_lengths, packed_counts, offsets = zip(*rows, strict=True)
+    all_ids = np.repeat(np.array(bases, dtype=np.int64), sizes) + _unpack_rows(packed_ids, sizes)
+    all_counts = _unpack_rows(packed_counts, [n * width for n in sizes]).reshape(-1, width)
+    places = first = None
+    if positions:
+        first = _firsts(all_counts)
+        row_ends = np.cumsum(sizes)
+        per_row = np.diff(first[np.concatenate(([0], row_ends))]).tolist()
+        places = _columns_of(all_counts) * COLUMN_SPAN + _unpack_rows(offsets, per_row)
+    out = TermPostings(all_ids, _unpack_rows(packed_lengths, sizes), all_counts, places, first)
     keep = ~np.isin(all_ids, dead) if len(dead) else np.ones(len(all_ids), dtype=bool)
     if keep.all() and (len(all_ids) < 2 or np.all(np.diff(all_ids) > 0)):
         return out
@@ -315,11 +324,29 @@ class PostgresTextIndex:
         # this module writes Postgres's own SQL and COPY, in the caller's transaction.
         self.db = getattr(db, "raw", db)
         self.scratch = Scratch()
+        self._fold_pending = False
 
     # --- writes ---
 
     def prepare_load(self) -> None:
-        pass  # nothing to tune per load
+        self._fold_pending = True  # the corpus is known at the first write
+
+    def _fold_terms(self, corpus_id: int) -> None:
+        """Once per load, at its first write: sum the corpus's term deltas into one row per
+        term. Within the load they are only inserted: updating a row once per batch in one
+        transaction leaves a chain of versions each later update must walk (a 100k-slice load
+        took quadratic time). A load that writes nothing writes no row here either."""
+        if not self._fold_pending:
+            return
+        self._fold_pending = False
+        self.db.execute(
+            "WITH gone AS (DELETE FROM text_terms WHERE corpus_id = %s "
+            "RETURNING term, docs, exact_docs) "
+            "INSERT INTO text_terms (term, corpus_id, batch, docs, exact_docs) "
+            "SELECT term, %s, 0, sum(docs), sum(exact_docs) FROM gone GROUP BY term "
+            "HAVING sum(docs) <> 0 OR sum(exact_docs) <> 0",
+            (corpus_id, corpus_id),
+        )
 
     def write_documents(self, rows: Sequence[DocumentText]) -> None:
         if not rows:
@@ -333,6 +360,7 @@ class PostgresTextIndex:
     def write_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> None:
         if not rows:
             return
+        self._fold_terms(corpus_id)
         tokens = self.scratch.tokenize(rows)
         ids = [r.chunk_id for r in rows]
         taken = self.db.execute(
@@ -356,7 +384,7 @@ class PostgresTextIndex:
                                     _text(r.section), _text(r.symbol), _text(r.body),
                                     _text(r.parts), tokens.lengths[r.chunk_id]))  # fmt: skip
             self._copy_blocks(cur, _block_rows(batch, tokens), _exact_rows(batch, tokens.exact))
-        self._count_terms(corpus_id, tokens, +1)
+        self._count_terms(corpus_id, batch, tokens, +1)
         self._count_totals(corpus_id, len(rows), sum(tokens.lengths.values()), +1)
 
     @staticmethod
@@ -389,6 +417,7 @@ class PostgresTextIndex:
         ).fetchall()
         if not gone:
             return
+        self._fold_terms(corpus_id)
         # The postings stay in their blocks until the batch is rewritten: what they counted
         # is found again by tokenizing the stored text (the same tokens as when written).
         tokens = self.scratch.tokenize([ChunkText(r[0], *r[2:]) for r in gone])
@@ -396,7 +425,7 @@ class PostgresTextIndex:
             "INSERT INTO text_dead (chunk_id, batch) SELECT * FROM unnest(%s::int8[], %s::int8[])",
             ([r[0] for r in gone], [r[1] for r in gone]),
         )
-        self._count_terms(corpus_id, tokens, -1)
+        self._count_terms(corpus_id, None, tokens, -1)
         self._count_totals(corpus_id, len(gone), sum(tokens.lengths.values()), -1)
         worn = self.db.execute(
             "SELECT b.batch FROM text_batches b JOIN text_dead d ON d.batch = b.batch "
@@ -426,10 +455,9 @@ class PostgresTextIndex:
                 "UPDATE text_batches SET chunks = chunks - %s WHERE batch = %s", (len(dead), batch)
             )
 
-    def _count_terms(self, corpus_id: int, tokens: Tokenized, sign: int) -> None:
-        """Add (or take away) these chunk counts to the corpus's term statistics, in term
-        order (two writers of one corpus are kept apart by the store's lock; this order keeps
-        any others from deadlocking)."""
+    def _count_terms(self, corpus_id: int, batch: int | None, tokens: Tokenized, sign: int) -> None:
+        """Add (or take away) these chunk counts to the corpus's term statistics: new rows
+        keyed by `batch` (None: a new key, for a deletion)."""
         counts: dict[str, list[int]] = {}
         for group, n in ((tokens.stemmed, 0), (tokens.exact, 1)):
             for term, docs in zip(group.terms, np.diff(group.starts).tolist(), strict=True):
@@ -439,14 +467,15 @@ class PostgresTextIndex:
             return
         # The lists as one string each, split by the server: tens of thousands of terms are
         # not dumped and quoted one by one. No term holds a newline (a separator to FTS5).
+        key = "%s" if batch is not None else "nextval('text_batch_numbers')"
         self.db.execute(
-            "INSERT INTO text_terms (term, corpus_id, docs, exact_docs) "
-            "SELECT t, %s, d, e FROM unnest(string_to_array(%s, E'\\n'), "
-            "string_to_array(%s, ',')::int[], string_to_array(%s, ',')::int[]) AS u(t, d, e) "
-            "ON CONFLICT (term, corpus_id) DO UPDATE SET docs = text_terms.docs + excluded.docs, "
-            "exact_docs = text_terms.exact_docs + excluded.exact_docs",
-            (corpus_id, "\n".join(terms), ",".join(str(sign * counts[t][0]) for t in terms),
-             ",".join(str(sign * counts[t][1]) for t in terms)),
+            f"WITH k (batch) AS (SELECT {key}::int8) "
+            "INSERT INTO text_terms (term, corpus_id, batch, docs, exact_docs) "
+            "SELECT t, %s, k.batch, d, e FROM k, unnest(string_to_array(%s, E'\\n'), "
+            "string_to_array(%s, ',')::int[], string_to_array(%s, ',')::int[]) AS u(t, d, e)",
+            ([batch] if batch is not None else [])
+            + [corpus_id, "\n".join(terms), ",".join(str(sign * counts[t][0]) for t in terms),
+               ",".join(str(sign * counts[t][1]) for t in terms)],
         )  # fmt: skip
 
     def _count_totals(self, corpus_id: int, chunks: int, tokens: int, sign: int) -> None:
@@ -515,12 +544,12 @@ class PostgresTextIndex:
         """(chunk ids, weighted occurrences f, chunk lengths) of the chunks where the phrase's
         terms occur in sequence within one of `columns` (None: any)."""
         weights = np.array(_weights(columns))
-        allowed = np.array([columns is None or c in columns for c in CHUNK_COLUMNS])
+        allowed = np.array([columns is None or c in columns for c in CHUNK_COLUMNS], dtype=float)
         first = postings[phrase[0]]
         if len(phrase) == 1:
-            counts = first.counts
-            f = counts @ weights if len(counts) else np.zeros(0)
-            keep = counts[:, allowed].sum(axis=1) > 0 if columns is not None else slice(None)
+            counts = first.counts.astype(np.float64)  # a float product is BLAS's (fast)
+            f = counts @ weights
+            keep = counts @ allowed > 0 if columns is not None else slice(None)
             return first.ids[keep], f[keep], first.lengths[keep]
         chunks = first.ids
         for term in phrase[1:]:
