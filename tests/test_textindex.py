@@ -234,3 +234,19 @@ def test_best_chunks_are_the_head_of_the_full_order(pairs, count) -> None:
     scores = np.array([s for _, s in pairs])
     expected = sorted(range(len(pairs)), key=lambda n: (-scores[n], ids[n]))[:count]
     assert _best(ids, scores, count).tolist() == expected
+
+
+@settings(deadline=None)
+@given(st.lists(st.sets(st.one_of(st.integers(1, 300), st.integers(1, 10**12))), max_size=4))
+def test_union_of_chunk_sets_counts_and_places_every_id(sets) -> None:
+    import numpy as np
+
+    from index.textindex.postgres import _union
+
+    found = [np.array(sorted(s), dtype=np.int64) for s in sets]
+    ids, hits, places = _union(found)
+    everything = sorted(set().union(*sets))
+    assert ids.tolist() == everything
+    assert hits.tolist() == [sum(i in s for s in sets) for i in everything]
+    for chunks, where in zip(found, places, strict=True):
+        assert ids[where].tolist() == chunks.tolist()

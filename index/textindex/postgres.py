@@ -281,6 +281,30 @@ def _positions_of(postings: TermPostings, chunks: np.ndarray) -> tuple[np.ndarra
     return np.repeat(np.arange(len(chunks)), sizes), places
 
 
+def _union(found: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The chunks in any of these sets of distinct ids: (ids ascending, how many sets hold
+    each, where each set's ids are in them). Chunk ids are dense, so when the range is not
+    much wider than the sets a mark per id in the range is cheaper than sorting them."""
+    if len(found) == 1:
+        return found[0], np.ones(len(found[0]), dtype=np.int64), [np.arange(len(found[0]))]
+    present = [ids for ids in found if len(ids)]
+    total = sum(len(ids) for ids in present)
+    if not total:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, [empty for _ in found]
+    low = min(int(ids[0]) for ids in present)
+    span = max(int(ids[-1]) for ids in present) - low + 1
+    if span > 8 * total + 4096:
+        ids, hits = np.unique(np.concatenate(found), return_counts=True)
+        return ids, hits, [np.searchsorted(ids, f) for f in found]
+    marks = np.zeros(span, dtype=np.int64)
+    for ids in found:
+        marks[ids - low] += 1
+    held = np.flatnonzero(marks)
+    rank = np.cumsum(marks > 0) - 1
+    return held + low, marks[held], [rank[ids - low] for ids in found]
+
+
 def _best(ids: np.ndarray, scores: np.ndarray, count: int) -> np.ndarray:
     """The indexes of the best `count` by score, then by chunk id (as the old SQL ordered):
     only those at least as good as the count-th are sorted."""
@@ -547,10 +571,15 @@ class PostgresTextIndex:
         allowed = np.array([columns is None or c in columns for c in CHUNK_COLUMNS], dtype=float)
         first = postings[phrase[0]]
         if len(phrase) == 1:
-            counts = first.counts.astype(np.float64)  # a float product is BLAS's (fast)
-            f = counts @ weights
-            keep = counts @ allowed > 0 if columns is not None else slice(None)
-            return first.ids[keep], f[keep], first.lengths[keep]
+            counts, ids, lengths = first.counts, first.ids, first.lengths
+            if columns is not None:  # the few chunks with the term in these columns, first
+                keep = counts[:, allowed > 0].any(axis=1)
+                counts, ids, lengths = counts[keep], ids[keep], lengths[keep]
+            f = np.zeros(len(ids))
+            for n, weight in enumerate(weights.tolist()):
+                if weight:
+                    f += weight * counts[:, n]
+            return ids, f, lengths
         chunks = first.ids
         for term in phrase[1:]:
             chunks = np.intersect1d(chunks, postings[term].ids, assume_unique=True)
@@ -588,15 +617,11 @@ class PostgresTextIndex:
             return []
         chunks, tokens, matches = found
         avgdl = tokens / chunks
-        if len(matches) == 1:  # one phrase: its chunks are already distinct and ascending
-            ids, hits = matches[0][0], np.ones(len(matches[0][0]), dtype=np.int64)
-        else:
-            ids, hits = np.unique(np.concatenate([m[0] for m in matches]), return_counts=True)
+        ids, hits, places = _union([m[0] for m in matches])
         scores = np.zeros(len(ids))
         # float64 in FTS5's order of operations, phrase after phrase: the same figures.
-        for found, f, lengths in matches:
+        for (found, f, lengths), where in zip(matches, places, strict=True):
             idf = _idf(chunks, len(found))
-            where = np.searchsorted(ids, found)
             scores[where] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * lengths / avgdl)))
         if query.every:
             ids, scores = ids[hits == len(matches)], scores[hits == len(matches)]
@@ -674,7 +699,7 @@ class PostgresTextIndex:
             matches = matched[2]
             found = [m[0] for m in matches]
             need = len(matches) if query.every else 1
-        ids, hits = np.unique(np.concatenate(found), return_counts=True)
+        ids, hits, _ = _union(found)
         chunks = ids[hits >= need].tolist()
         if not chunks:
             return {}
@@ -700,7 +725,7 @@ class PostgresTextIndex:
         out = []
         for term in terms:
             ids = np.concatenate(found[term]) if found[term] else np.zeros(0, dtype=np.int64)
-            out.append(ids[~np.isin(ids, dead)] if len(dead) else ids)
+            out.append(np.sort(ids[~np.isin(ids, dead)] if len(dead) else ids))
         return out
 
     def exact_terms(self) -> Iterator[str]:
