@@ -95,7 +95,9 @@ def _relational(db: Any, documents: list[tuple[int, int, list[ChunkText]]], pg: 
             )
 
 
-def _both(pg_database: Any, documents: list[tuple[int, int, list[ChunkText]]]):
+def _both(
+    pg_database: Any, documents: list[tuple[int, int, list[ChunkText]]], together: bool = False
+):
     from index.textindex.postgres import PostgresTextIndex, create_tables
 
     schema = f"s{next(_schemas)}"
@@ -111,8 +113,13 @@ def _both(pg_database: Any, documents: list[tuple[int, int, list[ChunkText]]]):
     both = (Fts5TextIndex(lite), PostgresTextIndex(pg_database))
     for index in both:
         for corpus_id, doc_id, chunks in documents:
-            index.write_chunks(corpus_id, chunks)
+            if not together:  # one batch per document, else one per corpus (below)
+                index.write_chunks(corpus_id, chunks)
             index.write_documents([DocumentText(doc_id, chunks[0].title, chunks[0].body)])
+        for corpus_id in sorted({c for c, _, _ in documents} if together else ()):
+            index.write_chunks(
+                corpus_id, [c for k, _, cs in documents if k == corpus_id for c in cs]
+            )
     return both
 
 
@@ -154,11 +161,17 @@ def _same_ranking(fts5: list[Any], postgres: list[Any]) -> None:
 def test_postgres_bm25_scores_and_ranks_as_fts5(
     pg_database, templates, documents, asked, data
 ) -> None:
-    fts5, postgres = _both(pg_database, documents)
+    fts5, postgres = _both(pg_database, documents, together=data.draw(st.booleans()))
     if data.draw(st.booleans()):  # a replaced document: the statistics must follow
-        corpus_id, doc_id, _ = data.draw(st.sampled_from(documents))
+        corpus_id, doc_id, gone = data.draw(st.sampled_from(documents))
+        if data.draw(st.booleans()):  # in a load of its own (the statistics are folded)
+            postgres.prepare_load()
         for index in (fts5, postgres):
             index.delete_document(corpus_id, doc_id)
+        if data.draw(st.booleans()):  # a new chunk takes a deleted one's id
+            reborn = _texts(data.draw, gone[0].chunk_id)
+            for index in (fts5, postgres):
+                index.write_chunks(corpus_id, [reborn])
     chunk_ids = [c.chunk_id for _, _, chunks in documents for c in chunks]
     for query in asked:
         _same_ranking(fts5.rank(query, 100), postgres.rank(query, 100))
@@ -187,9 +200,59 @@ def test_postgres_ranking_keeps_to_the_scope(pg_database, templates) -> None:
     _same_ranking(fts5.rank(query, 10, scope), postgres.rank(query, 10, scope))
 
 
+def test_postgres_chunk_taking_a_deleted_ones_id_is_found_and_the_old_text_is_not(
+    pg_database, templates
+) -> None:
+    # Eight documents in one batch: deleting one leaves its postings in the batch (too few
+    # to rewrite it), listed as dead, until a new chunk takes the id.
+    documents = [(1, d, [ChunkText(d, f"Doc {d}", "", "", f"cluster deploy {d}", "")])
+                 for d in range(1, 9)]  # fmt: skip
+    fts5, postgres = _both(pg_database, documents, together=True)
+    for index in (fts5, postgres):
+        index.delete_document(1, 1)
+    assert 1 not in {h.chunk_id for h in postgres.rank(TextQuery(("deploy",)), 10)}
+    for index in (fts5, postgres):
+        index.write_chunks(1, [ChunkText(1, "Reborn", "", "", "green cluster", "")])
+    for words in (("deploy",), ("green",), ("cluster",)):
+        _same_ranking(fts5.rank(TextQuery(words), 10), postgres.rank(TextQuery(words), 10))
+    assert [h.chunk_id for h in postgres.rank(TextQuery(("green",)), 10)] == [1]
+    assert postgres.document_frequencies(["deploi", "green", "cluster"]) == {
+        "deploi": 7, "green": 1, "cluster": 8}  # fmt: skip
+
+
 def test_postgres_text_index_names_its_engine(pg_database) -> None:
     from index.textindex import text_index
     from index.textindex.postgres import pg_search_available
 
     assert text_index(pg_database).name == "bm25 (postgres)"
     assert pg_search_available(pg_database) is False  # not installable here: its own BM25 runs
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**9), st.sampled_from([0.5, 1.0, 2.25, 3.0])),
+                unique_by=lambda p: p[0]), st.integers(1, 30))  # fmt: skip
+def test_best_chunks_are_the_head_of_the_full_order(pairs, count) -> None:
+    import numpy as np
+
+    from index.textindex.postgres import _best
+
+    ids = np.array([i for i, _ in pairs], dtype=np.int64)
+    scores = np.array([s for _, s in pairs])
+    expected = sorted(range(len(pairs)), key=lambda n: (-scores[n], ids[n]))[:count]
+    assert _best(ids, scores, count).tolist() == expected
+
+
+@settings(deadline=None)
+@given(st.lists(st.sets(st.one_of(st.integers(1, 300), st.integers(1, 10**12))), max_size=4))
+def test_union_of_chunk_sets_counts_and_places_every_id(sets) -> None:
+    import numpy as np
+
+    from index.textindex.postgres import _union
+
+    found = [np.array(sorted(s), dtype=np.int64) for s in sets]
+    ids, hits, places = _union(found)
+    everything = sorted(set().union(*sets))
+    assert ids.tolist() == everything
+    assert hits.tolist() == [sum(i in s for s in sets) for i in everything]
+    for chunks, where in zip(found, places, strict=True):
+        assert ids[where].tolist() == chunks.tolist()

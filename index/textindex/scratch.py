@@ -10,6 +10,9 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from index.schema import TOKENIZER
 from index.textindex import CHUNK_COLUMNS, ChunkText, DocumentText, TextQuery
@@ -19,21 +22,62 @@ EXACT_TOKENIZER = "unicode61 remove_diacritics 2"  # chunks_exact's: no stemming
 # A token's position: its column's number times this, plus its offset in the column. A line is
 # at most 16 MiB (the loader's MAX_LINE_BYTES), so a column never holds this many tokens.
 COLUMN_SPAN = 1 << 24
+PHRASES_KEPT = 4096  # tokenized query phrases remembered (a small, bounded cache)
+CHUNK_SPAN = 8 * COLUMN_SPAN  # room for the columns' positions: chunk * this + position
 
 
 @dataclass(frozen=True)
-class Posting:
-    term: str
-    chunk_id: int
-    counts: list[int]  # occurrences in each of CHUNK_COLUMNS
-    positions: list[int]  # column * COLUMN_SPAN + offset, ascending
+class TermChunks:
+    """Terms and the chunks holding them, grouped by term: term t's postings are
+    `ids[starts[t]:starts[t + 1]]`, chunk ids ascending."""
+
+    terms: list[str]
+    starts: np.ndarray  # int64, len(terms) + 1
+    ids: np.ndarray  # int64, one per (term, chunk)
 
 
 @dataclass(frozen=True)
 class Tokenized:
-    postings: list[Posting]
+    stemmed: TermChunks
+    counts: np.ndarray  # int64 [postings, len(CHUNK_COLUMNS)]: occurrences in each column
+    # Every posting's positions (column * COLUMN_SPAN + offset, ascending), one after the
+    # other in posting order: posting p has counts[p].sum() of them.
+    positions: np.ndarray  # int64
     lengths: dict[int, int]  # chunk id -> tokens in all its columns (FTS5's column size -1)
-    exact: list[tuple[str, int]]  # (unstemmed term of the body, chunk id), each pair once
+    exact: TermChunks  # the body's unstemmed terms
+
+
+def _decode(term: bytes) -> str:
+    # Bytes: a very long token may be cut inside a multi-byte character.
+    return term.decode("utf-8", "replace")
+
+
+def _grouped(db: sqlite3.Connection, rows_table: str, instances: str) -> tuple[list[str], Any]:
+    """The terms of an fts5vocab 'row' table and, for each of its instances (in the same term
+    order, then chunk, column, offset), the numbers `instances` gives, read as one string
+    (a row per instance through Python would cost more than the tokenizing)."""
+    found = db.execute(f"SELECT CAST(term AS BLOB), cnt FROM {rows_table}").fetchall()
+    text = db.execute(instances).fetchone()[0] or ""
+    numbers = np.fromstring(text, dtype=np.int64, sep=" ")
+    sizes = np.array([n for _, n in found], dtype=np.int64)
+    return [_decode(t) for t, _ in found], (sizes, numbers)
+
+
+def _postings(sizes: Any, chunk: Any, key: Any, strict: bool) -> tuple[Any, Any, Any]:
+    """(first posting of each term, posting of each instance, first instance of each posting)
+    for instances grouped by term; `key` must ascend within a term (strictly: `strict`)."""
+    term = np.repeat(np.arange(len(sizes)), sizes)
+    same = term[1:] == term[:-1]
+    steps = np.diff(key)[same]
+    if not np.all(steps > 0 if strict else steps >= 0):
+        raise RuntimeError("fts5vocab instances came out of order")
+    new = np.ones(len(chunk), dtype=bool)
+    new[1:] = ~same | (chunk[1:] != chunk[:-1])
+    posting = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    term_first = np.concatenate(([0], np.cumsum(sizes)))[:-1]
+    starts = np.append(posting[term_first], len(first)).astype(np.int64)
+    return starts, posting, first
 
 
 class Scratch:
@@ -42,14 +86,20 @@ class Scratch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._phrases: dict[tuple[str, bool], tuple[str, ...]] = {}  # a query's words recur
         db = sqlite3.connect(":memory:", check_same_thread=False)
         columns = ", ".join(CHUNK_COLUMNS)
+        # Contentless twins for tokenizing: emptied at once ('delete-all'), where a table that
+        # keeps its text deletes row by row, tokenizing each again.
+        for name, fields, tokenizer in (("tokens", columns, TOKENIZER),
+                                        ("exact", "body", EXACT_TOKENIZER)):  # fmt: skip
+            db.execute(f"CREATE VIRTUAL TABLE {name} USING fts5({fields}, "
+                       f"tokenize = '{tokenizer}', content = '')")  # fmt: skip
+            db.execute(f"CREATE VIRTUAL TABLE {name}_instances USING fts5vocab({name}, 'instance')")
+            db.execute(f"CREATE VIRTUAL TABLE {name}_rows USING fts5vocab({name}, 'row')")
         db.execute(
             f"CREATE VIRTUAL TABLE chunks_fts USING fts5({columns}, tokenize = '{TOKENIZER}')"
         )
-        db.execute("CREATE VIRTUAL TABLE chunk_terms USING fts5vocab(chunks_fts, 'instance')")
-        db.execute(f"CREATE VIRTUAL TABLE exact USING fts5(body, tokenize = '{EXACT_TOKENIZER}')")
-        db.execute("CREATE VIRTUAL TABLE exact_terms USING fts5vocab(exact, 'instance')")
         db.execute(
             f"CREATE VIRTUAL TABLE documents_fts USING fts5(title, path, tokenize = '{TOKENIZER}')"
         )
@@ -57,12 +107,12 @@ class Scratch:
 
     def tokenize(self, rows: Sequence[ChunkText]) -> Tokenized:
         """The postings, lengths and exact terms of these chunks, as FTS5 indexes them."""
-        column = {name: n for n, name in enumerate(CHUNK_COLUMNS)}
+        column = " ".join(f"WHEN '{c}' THEN {n}" for n, c in enumerate(CHUNK_COLUMNS))
         with self._lock:
             db = self.db
             try:
                 db.executemany(
-                    f"INSERT INTO chunks_fts (rowid, {', '.join(CHUNK_COLUMNS)}) "
+                    f"INSERT INTO tokens (rowid, {', '.join(CHUNK_COLUMNS)}) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [(r.chunk_id, r.title, r.section, r.symbol, r.body, r.parts) for r in rows],
                 )
@@ -70,47 +120,60 @@ class Scratch:
                     "INSERT INTO exact (rowid, body) VALUES (?, ?)",
                     [(r.chunk_id, r.body) for r in rows],
                 )
-                # Bytes: a very long token may be cut inside a multi-byte character.
-                instances = db.execute(
-                    "SELECT CAST(term AS BLOB), doc, col, offset FROM chunk_terms"
-                ).fetchall()
-                exact = db.execute(
-                    "SELECT DISTINCT CAST(term AS BLOB), doc FROM exact_terms"
-                ).fetchall()
-            finally:
-                db.execute("DELETE FROM chunks_fts")
-                db.execute("DELETE FROM exact")
-        postings: dict[tuple[bytes, int], Posting] = {}
-        lengths = {r.chunk_id: 0 for r in rows}
-        for term, doc, col, offset in instances:  # in term, doc, column, offset order
-            n = column[col]
-            posting = postings.get((term, doc))
-            if posting is None:
-                posting = postings[term, doc] = Posting(
-                    term.decode("utf-8", "replace"), doc, [0] * len(CHUNK_COLUMNS), []
+                # One number per instance: chunk, column and offset.
+                terms, (sizes, keys) = _grouped(
+                    db, "tokens_rows",
+                    f"SELECT group_concat(doc * {CHUNK_SPAN} + (CASE col {column} END) * "
+                    f"{COLUMN_SPAN} + offset, ' ') FROM tokens_instances",
+                )  # fmt: skip
+                words, (word_sizes, word_chunks) = _grouped(
+                    db, "exact_rows", "SELECT group_concat(doc, ' ') FROM exact_instances"
                 )
-            posting.counts[n] += 1
-            posting.positions.append(n * COLUMN_SPAN + offset)
-            lengths[doc] += 1
-        for posting in postings.values():
-            posting.positions.sort()
-        words = [(t.decode("utf-8", "replace"), doc) for t, doc in exact]
-        return Tokenized(list(postings.values()), lengths, words)
+            finally:
+                db.execute("INSERT INTO tokens (tokens) VALUES ('delete-all')")
+                db.execute("INSERT INTO exact (exact) VALUES ('delete-all')")
+        chunk, position = keys // CHUNK_SPAN, keys % CHUNK_SPAN
+        starts, posting, first = _postings(sizes, chunk, keys, strict=True)
+        width = len(CHUNK_COLUMNS)
+        counts = np.bincount(
+            posting * width + position // COLUMN_SPAN, minlength=len(first) * width
+        ).reshape(-1, width)
+        lengths = {r.chunk_id: 0 for r in rows}
+        found, tokens = np.unique(chunk, return_counts=True)
+        lengths.update(zip(found.tolist(), tokens.tolist(), strict=True))
+        # One instance per occurrence in the exact table too: a posting per (term, chunk).
+        word_starts, _, word_first = _postings(word_sizes, word_chunks, word_chunks, strict=False)
+        return Tokenized(
+            TermChunks(terms, starts, chunk[first]),
+            counts,
+            position,
+            lengths,
+            TermChunks(words, word_starts, word_chunks[word_first]),
+        )
 
     def phrase_tokens(self, phrase: str, *, exact: bool = False) -> list[str]:
         """The terms of a query phrase, in order (stemmed unless `exact`), as FTS5 parses
         the quoted string."""
-        table, terms = ("exact", "exact_terms") if exact else ("chunks_fts", "chunk_terms")
-        column = "body"
+        known = self._phrases.get((phrase, exact))
+        if known is not None:
+            return list(known)
+        table = "exact" if exact else "tokens"
         with self._lock:
             try:
-                self.db.execute(f"INSERT INTO {table} (rowid, {column}) VALUES (1, ?)", (phrase,))
-                rows = self.db.execute(f"SELECT CAST(term AS BLOB), offset FROM {terms}").fetchall()
+                self.db.execute(f"INSERT INTO {table} (rowid, body) VALUES (1, ?)", (phrase,))
+                rows = self.db.execute(
+                    f"SELECT CAST(term AS BLOB), offset FROM {table}_instances"
+                ).fetchall()
             finally:
-                self.db.execute(f"DELETE FROM {table}")
+                self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         if exact:  # no positions there: the order does not matter
-            return sorted({t.decode("utf-8", "replace") for t, _ in rows})
-        return [t.decode("utf-8", "replace") for t, _ in sorted(rows, key=lambda r: r[1])]
+            terms = sorted({_decode(t) for t, _ in rows})
+        else:
+            terms = [_decode(t) for t, _ in sorted(rows, key=lambda r: r[1])]
+        if len(self._phrases) >= PHRASES_KEPT:
+            self._phrases.clear()
+        self._phrases[phrase, exact] = tuple(terms)
+        return terms
 
     def snippets(self, query: TextQuery, rows: Sequence[ChunkText]) -> dict[int, str]:
         """FTS5's snippet of each row that matches `query` (the row alone decides it)."""
