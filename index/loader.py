@@ -116,6 +116,10 @@ class _Doc:
     ordinals: set[int] = field(default_factory=set)
     held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
     legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
+    # A hash of its first slice's provenance (`_provenance_key`), read in pass 1 from our compact
+    # lines; None when that line is not one (its provenance is then read back when needed).
+    provenance: int | None = None
+    first: int | None = None  # the ordinal `provenance` was read from
 
     def fingerprint(self) -> str:
         return FINGERPRINT_PREFIX + self.hasher.hexdigest()
@@ -246,6 +250,8 @@ def load_files(
                 ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
                 content_digest(ours, doc.hasher)
                 doc.hasher.update(b"\n")
+                if doc.first is None or ordinal < doc.first:
+                    doc.first, doc.provenance = ordinal, _provenance_key(ours)
                 if doc.legacy is not None:
                     doc.legacy.update(raw)
                     doc.legacy.update(b"\n")
@@ -403,8 +409,12 @@ def _write_documents(
         current = existing.get(source)
         if current and doc.matches(current[1]):
             report.unchanged += 1
-            provenance = _provenance_of(doc, handles, source)
-            if provenance != (*current[2][:4], bool(current[2][4])) or current[1] != fingerprint:
+            stored = (*current[2][:4], bool(current[2][4]))
+            if doc.provenance is not None and doc.provenance == hash(stored):
+                provenance = stored  # the same: nothing to read back
+            else:
+                provenance = _provenance_of(doc, handles, source)
+            if provenance != stored or current[1] != fingerprint:
                 moved.append((*provenance, fingerprint, current[0]))
             continue
         chunks = _chunks_of(doc, handles, paths, source, report)
@@ -424,6 +434,14 @@ def _write_documents(
         p = written.provenance
         return (p.repo_url, p.commit, p.ref), moved
     return (moved[0][:3] if moved else None), moved
+
+
+def _provenance_key(line: bytes) -> int | None:
+    """A hash of a compact native line's provenance as its documents row keeps it (the tuple
+    `_provenance_of` gives), or None for any other line: kept per document in pass 1, so an
+    unchanged document whose provenance did not move is not read again."""
+    pairs = provenance_pairs(line)
+    return None if pairs is None else hash(read_provenance(pairs))
 
 
 def _provenance_of(doc: _Doc, handles: list[IO[bytes]], source: str) -> tuple[Any, ...]:

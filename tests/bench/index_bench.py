@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import time
@@ -50,25 +49,22 @@ def write_slices(path: Path, count: int, seed: int = 7) -> list[str]:
     for w in weights:
         total += w
         cumulative.append(total)
-    with open(path, "w", encoding="utf-8") as out:
+    # Written as `flatten` writes a repository's records (our compact layout, with provenance),
+    # so the load reads what it reads in real use.
+    from flatten.hashing import sha256_hex
+    from flatten.record import Provenance, Record, encode_line
+
+    origin = Provenance("https://example.com/org/bench", "0" * 40, "main")
+    with open(path, "wb") as out:
         for i in range(count):
             words = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(80, 220))
             title = " ".join(words[:4]).capitalize()
             content = " ".join(words)
             source = f"docs/{i // 10:06}.md"
-            out.write(
-                json.dumps(
-                    {
-                        "id": f"{source}#{i % 10 + 1}",
-                        "source": source,
-                        "title": title,
-                        "content": content,
-                        "ordinal": i % 10 + 1,
-                        "section": [title],
-                    }
-                )
-                + "\n"
-            )
+            record = Record(source=source, ordinal=i % 10 + 1, title=title, content=content,
+                            kind="markdown", hash=sha256_hex(content), doc_hash=None,
+                            provenance=origin, section=(title,), repo_path=source)  # fmt: skip
+            out.write(encode_line(record))
     return vocab
 
 
