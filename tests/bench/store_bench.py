@@ -9,7 +9,7 @@ query latency (p50/p95), and disk per slice. The Postgres server is the tests' o
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import statistics
 import sys
@@ -48,13 +48,19 @@ class StoreMeasurement:
 
 def churned(data: Path, out: Path, share: float = 0.01) -> Path:
     """`data` with every 1/share-th document's slices edited (the same documents each run)."""
+    # Through the record's own codec: the unchanged lines come out byte for byte as they went
+    # in, as a re-run of flatten writes them, so only the edited documents differ.
+    from flatten.hashing import sha256_hex
+    from flatten.record import decode_line, encode_line
+
     step = round(1 / share)
-    with open(data, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
-        for line in src:
-            row = json.loads(line)
-            if int(row["source"][5:11]) % step == 0:
-                row["content"] += " churned"
-            dst.write(json.dumps(row) + "\n")
+    with open(data, "rb") as src, open(out, "wb") as dst:
+        for number, line in enumerate(src, 1):
+            record = decode_line(line, f"{data.name}#L{number}")
+            if int(record.source[5:11]) % step == 0:
+                content = record.content + " churned"
+                record = dataclasses.replace(record, content=content, hash=sha256_hex(content))
+            dst.write(encode_line(record))
     return out
 
 
