@@ -317,10 +317,10 @@ def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
 
     scoring = Matrix.nearest
 
-    def nearest(self, query, n):
+    def nearest(self, query, n, scope=None):
         # Scoring waits (bounded) for the lexical stage: run one after the other, it never starts.
         overlapped.append(lexical_started.wait(timeout=10))
-        return scoring(self, query, n)
+        return scoring(self, query, n, scope)
 
     overlapped: list[bool] = []
     monkeypatch.setattr(search_module, "_lexical_stage", lexical)

@@ -36,21 +36,20 @@ def render(query: TextQuery) -> str:
     """A `TextQuery` as an FTS5 MATCH expression (every phrase a quoted string: no input can
     raise an FTS5 syntax error)."""
     if query.narrowed and query.columns is None and not query.every:
-        return " OR ".join(_filtered(p, query.columns_of(p)) for p in query.phrases)
+        return " OR ".join(_in_columns(fts_string(p), query.columns_of(p)) for p in query.phrases)
     joined = (" AND " if query.every else " OR ").join(fts_string(p) for p in query.phrases)
-    if query.columns is None:
-        return joined
-    if len(query.phrases) > 1:  # a column filter binds to the phrase or group after it
-        joined = f"({joined})"
-    if len(query.columns) == 1:
-        return f"{query.columns[0]} : {joined}"
-    return f"{{{' '.join(query.columns)}}} : {joined}"
+    if query.columns is not None and len(query.phrases) > 1:
+        joined = f"({joined})"  # a column filter binds to the phrase or group after it
+    return _in_columns(joined, query.columns)
 
 
-def _filtered(phrase: str, columns: tuple[str, ...] | None) -> str:
+def _in_columns(expression: str, columns: tuple[str, ...] | None) -> str:
+    """`expression` limited to these columns (None: every column)."""
     if columns is None:
-        return fts_string(phrase)
-    return f"{{{' '.join(columns)}}} : {fts_string(phrase)}"
+        return expression
+    if len(columns) == 1:
+        return f"{columns[0]} : {expression}"
+    return f"{{{' '.join(columns)}}} : {expression}"
 
 
 def rank_query(in_scope: str) -> str:

@@ -131,7 +131,7 @@ class VectorTier:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-stage")
         running = self._worker.submit(other)
         try:
-            near = _nearest(matrix, vector, depth, scope)
+            near = matrix.nearest(vector, depth, scope)
         finally:
             result = running.result()  # its exception, if any, is the caller's
         wanted = depth
@@ -140,17 +140,7 @@ class VectorTier:
             if len(hits) >= depth or wanted >= len(matrix.keys):
                 return vector, hits[:depth], result
             wanted *= 4  # duplicates collapse onto one key, or the scope dropped some
-            near = _nearest(matrix, vector, wanted, scope)
-
-
-def _nearest(
-    matrix: Matrix | PgVectors, vector: np.ndarray, n: int, scope: Filter | None
-) -> list[tuple[str, float]]:
-    """pgvector filters by the scope inside its scan (iterative scans fill the depth); numpy
-    scores every vector and `_chunks_for` filters after."""
-    if isinstance(matrix, PgVectors):
-        return matrix.nearest(vector, n, scope)
-    return matrix.nearest(vector, n)
+            near = matrix.nearest(vector, wanted, scope)
 
 
 def _chunks_for(

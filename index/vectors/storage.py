@@ -12,11 +12,15 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from flatten.hashing import sha256_hex
 from index.vectors.client import EmbeddingConfig, IdentityMismatch
+
+if TYPE_CHECKING:
+    from index.scope import Filter
 
 DTYPE = np.dtype("<f4")
 
@@ -158,8 +162,12 @@ class Matrix:
     def dimension(self) -> int:
         return int(self.vectors.shape[1]) if len(self.keys) else 0
 
-    def nearest(self, query: np.ndarray, n: int) -> list[tuple[str, float]]:
-        """The `n` keys closest to `query` by cosine, best first (ties by storage order)."""
+    def nearest(
+        self, query: np.ndarray, n: int, scope: Filter | None = None
+    ) -> list[tuple[str, float]]:
+        """The `n` keys closest to `query` by cosine, best first (ties by storage order). Every
+        vector is scored in one product, so `scope` is left to the caller to apply to the keys
+        (pgvector's `PgVectors.nearest`, the same interface, applies it inside its scan)."""
         if not self.keys or n <= 0:
             return []
         scores = self.vectors @ query
