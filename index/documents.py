@@ -20,7 +20,7 @@ from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
 from index.scope import CHUNKS, DOCUMENTS, Scope, corpus_filter, scope_filter
 from index.store import Store
-from index.text import TOKEN
+from index.text import TOKEN, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
 PAGE_CHARS = 12_000
@@ -165,11 +165,16 @@ def show(
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
     cursor = store.db.cursor()
     cursor.row_factory = sqlite3.Row
-    row = cursor.execute(
-        f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
-        f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
-        [*parsed, *corpus_params],
-    ).fetchone()
+    source, ordinal = parsed
+    row = None
+    for written in sources_as_shown(source):
+        row = cursor.execute(
+            f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
+            f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
+            [written, ordinal, *corpus_params],
+        ).fetchone()
+        if row is not None:
+            break
     if row is None:
         return None
     body = text_index(store.db).chunk_texts([row["chunk_id"]]).get(row["chunk_id"], "")
@@ -200,11 +205,16 @@ def get(
         raise QueryError(f"the offset must be 0 or more, not {offset}", reason="bad-offset",
                          value=offset)  # fmt: skip
     in_corpus, params = corpus_filter(store.db, corpus)
-    doc = store.db.execute(
-        f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
-        "ORDER BY k.name LIMIT 1",
-        [source, *params],
-    ).fetchone()
+    doc = None
+    for written in sources_as_shown(source):
+        doc = store.db.execute(
+            f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
+            "ORDER BY k.name LIMIT 1",
+            [written, *params],
+        ).fetchone()
+        if doc is not None:
+            source = written
+            break
     if doc is None:
         return None
     ids = [

@@ -156,6 +156,18 @@ def one_line(text: str) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+_SHOWN_BREAKS = re.compile(r"\\[nrt]")
+_BREAKS = {"n": "\n", "r": "\r", "t": "\t"}
+
+
+def sources_as_shown(shown: str) -> list[str]:
+    """The sources a person may mean by `shown`, copied from a line of output: itself, then
+    with `one_line`'s `\\n`, `\\r`, `\\t` read back as the characters (a file named with a
+    newline is printed as `de\\nploy.md`, and that token must work when given back)."""
+    written = _SHOWN_BREAKS.sub(lambda m: _BREAKS[m.group()[1]], shown)
+    return list(dict.fromkeys([shown, written]))
+
+
 def clean_json(value: Any) -> Any:
     """JSON-ready data with every string in it (keys too) cleaned."""
     if isinstance(value, str):

@@ -21,7 +21,7 @@ from flatten.content import Unreadable, decode, read_snapshot
 from flatten.sources import Candidate, list_tree
 from flatten.sources.base import escape_name
 from flatten.sources.gitignore import compile_gitignore
-from tests.conftest import run_cli, write
+from tests.conftest import indexed_tree, run_cli, write
 
 SECRET = "root:x:0:0:SECRET-OUTSIDE-THE-ROOT"
 
@@ -322,3 +322,19 @@ def test_old_mac_file_is_sliced_by_its_headings_with_true_lines(tmp_path):
         ("Title", 1, 2),
         ("Usage", 4, 5),
     ]
+
+
+@pytest.mark.parametrize("name", ["de\nploy.md", "tab\there.md", "cr\rname.md"])
+def test_a_token_and_source_printed_for_a_name_with_a_line_break_work_when_given_back(
+    tmp_path, name
+):
+    # Output writes the break as `\n` (one line per hit); show and get must take that back.
+    store = indexed_tree(tmp_path, {f"docs/{name}": "# Deploy\n\nRoll out the zebra.\n"}, "t")
+    found = run_cli("search", "zebra", "--store", store)
+    assert found.code == 0, found.stderr
+    token = found.stdout.splitlines()[0].split()[1]
+    assert "\n" not in token and "\r" not in token and "\t" not in token
+    shown = run_cli("show", token, "--store", store)
+    assert shown.code == 0 and "zebra" in shown.stdout, (token, shown.stderr)
+    page = run_cli("get", token.rsplit("#", 1)[0], "--store", store)
+    assert page.code == 0 and "zebra" in page.stdout, page.stderr
