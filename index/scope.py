@@ -58,9 +58,11 @@ def corpus_filter(db: sqlite3.Connection, corpus: str | None) -> tuple[str, list
 def scope_filter(db: sqlite3.Connection, scope: Scope) -> tuple[str, list[object]]:
     """`AND ...` over `d` and `k` and its parameters: nothing when the scope is everything.
 
-    `QueryError` for an unknown corpus (`unknown-corpus`) or kind (`unknown-kind`)."""
+    `QueryError` for an unknown corpus (`unknown-corpus`) or kind (`unknown-kind`), or path
+    prefixes no document's source starts with (`unknown-path`)."""
     sql, params = corpus_filter(db, scope.corpus)
     if scope.paths:
+        _check_paths(db, scope.paths)
         # A prefix as a range, not LIKE: no wildcard in a path can widen it, and it is exact.
         ranges = " OR ".join("(d.source >= ? AND d.source < ?)" for _ in scope.paths)
         sql += f" AND ({ranges})"
@@ -106,6 +108,23 @@ def _known_language(db: sqlite3.Connection, lang: str) -> str:
     raise QueryError(f"no document in language '{lang[:200]}' in the index ({there}; "
                      f"'{ALL_LANGUAGES}' for every language)", reason="unknown-lang",
                      value=lang)  # fmt: skip
+
+
+def _check_paths(db: sqlite3.Connection, paths: tuple[str, ...]) -> None:
+    """Prefixes that no source starts with are a mistake, not a query with no answer: most often
+    a site's relative path given for a crawled corpus, whose sources are whole URLs."""
+    for prefix in paths:
+        found = db.execute("SELECT 1 FROM documents WHERE source >= ? AND source < ? LIMIT 1",
+                           (prefix, prefix + "\U0010ffff")).fetchone()  # fmt: skip
+        if found:
+            return
+    # A source holding the first prefix somewhere shows how to write it; else any source.
+    example = db.execute(
+        "SELECT source FROM documents ORDER BY instr(source, ?) = 0, source LIMIT 1", (paths[0],)
+    ).fetchone()
+    like = f" (sources look like '{example[0][:200]}')" if example else " (the index is empty)"
+    raise QueryError(f"no document's source starts with '{paths[0][:200]}'{like}",
+                     reason="unknown-path", value=paths[0])  # fmt: skip
 
 
 def _check_kinds(db: sqlite3.Connection, kinds: tuple[str, ...]) -> None:

@@ -461,3 +461,22 @@ def test_a_query_word_the_index_lacks_does_not_hide_the_words_it_has(tmp_path):
 def test_a_search_of_no_words_is_a_usage_error_as_knowledge_search_says(tmp_path, query):
     result = run_cli("search", query, "--store", tmp_path / "nowhere")
     assert_clean_failure(result, 2, "at least one word")
+
+
+def test_a_path_prefix_no_source_starts_with_names_how_sources_look(tmp_path, store_url):
+    # A crawled site's sources are whole URLs: `--path advanced/` finds nothing, and says why.
+    pages = [record(f"https://docs.example/{p}", 1, f"proxy settings on {p}")
+             for p in ("advanced/proxies/", "advanced/ssl/", "quickstart/")]  # fmt: skip
+    loaded = run_cli("index", jsonl(tmp_path / "site.jsonl", pages), "--corpus", "site",
+                     "--store", store_url)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    missed = run_cli("search", "proxy", "--path", "advanced/", "--store", store_url)
+    assert_clean_failure(missed, 2, "no document's source starts with 'advanced/'",
+                         "https://docs.example/advanced/proxies/")  # fmt: skip
+    found = run_cli("search", "proxy", "--path", "nowhere/", "--path",
+                    "https://docs.example/advanced/", "--store", store_url, "--json")  # fmt: skip
+    assert found.code == 0, found.stderr
+    assert {h["source"] for h in json.loads(found.stdout)} == {
+        "https://docs.example/advanced/proxies/",
+        "https://docs.example/advanced/ssl/",
+    }

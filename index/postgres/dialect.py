@@ -9,7 +9,7 @@ are rewritten here, in one place, rather than each module keeping a second copy:
   returning function, and compares it with the column's own type);
 - `INSERT OR IGNORE` becomes `INSERT ... ON CONFLICT DO NOTHING`;
 - `WHERE 1` (a filter that is then extended with `AND ...`) becomes `WHERE true`;
-- `group_concat(x, sep)` becomes `string_agg(x, sep)`;
+- `group_concat(x, sep)` becomes `string_agg(x, sep)`; `instr(s, t)` becomes `strpos(s, t)`;
 - `? IS NULL` (an optional filter) becomes `?::text IS NULL`: Postgres must know a type;
 - `json_extract(col, '$.key')` becomes `(col::jsonb ->> 'key')` (a text value: the index reads
   only text members this way).
@@ -30,6 +30,7 @@ _JSON_LIST = re.compile(r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.I)
 _WHERE_1 = re.compile(r"\bWHERE\s+1\b(?!\s*[=<>!])", re.I)
 _GROUP_CONCAT = re.compile(r"\bgroup_concat\s*\(", re.I)
+_INSTR = re.compile(r"\binstr\s*\(", re.I)
 _JSON_EXTRACT = re.compile(r"\bjson_extract\(\s*([\w.]+)\s*,\s*'\$\.(\w+)'\s*\)", re.I)
 _PARAM_IS_NULL = re.compile(r"\?(\s+IS\s+(?:NOT\s+)?NULL\b)", re.I)
 _JSON_MARK = "\x00json\x00"  # stands for a JSON-list placeholder until `?`s are numbered
@@ -51,6 +52,7 @@ def translate(sql: str) -> Statement:
     code = _WHERE_1.sub("WHERE true", code)
     code = _PARAM_IS_NULL.sub(r"?::text\1", code)
     code = _GROUP_CONCAT.sub("string_agg(", code)
+    code = _INSTR.sub("strpos(", code)
     ignore = bool(_OR_IGNORE.match(code))
     if ignore:
         code = _OR_IGNORE.sub("INSERT INTO", code, count=1)
