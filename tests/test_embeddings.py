@@ -104,7 +104,7 @@ def test_cli_doctor_json_and_a_clear_failure(server, tmp_path):
         f"embeddings:\n  base_url: {server}\n  model: test-embedder\n"
     )
     ok = run_cli("doctor", "--json", cwd=tmp_path)
-    assert ok.code == 0 and json.loads(ok.stdout)["dimension"] == 64
+    assert ok.code == 0 and json.loads(ok.stdout)["embeddings"]["dimension"] == 64
     down = run_cli("doctor", "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
     assert_clean_failure(down, 1, "unreachable")
     none = run_cli("doctor", cwd=tmp_path / "..")

@@ -25,6 +25,7 @@ from index.text import clean, clean_json, one_line
 
 if TYPE_CHECKING:
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
+    from index.health import Diagnosis, StoreHealth
     from index.results import Ranking, SearchResponse
     from index.vectors.client import DoctorReport
 
@@ -223,8 +224,58 @@ def stats(info: dict[str, Any]) -> None:
             + (f", skipped {skipped}" if skipped else ""))  # fmt: skip
 
 
-def doctor(report: DoctorReport) -> None:
-    say(f"server: {_f(report.base_url)}  model: {_f(report.model)}")
+def doctor(found: Diagnosis) -> None:
+    """`doctor`: the store's health, then the embeddings probe, then what was not checked."""
+    if found.store is not None:
+        store_health(found.store)
+    if found.embeddings is not None:
+        embeddings_probe(found.embeddings)
+    for what in found.unchecked:
+        say(f"not checked: {_f(what)}")
+
+
+_SCHEMA_STATES = {"current": "this version's", "older": "older: the next load upgrades it",
+                  "newer": "newer than this version: refused"}  # fmt: skip
+
+
+def store_health(health: StoreHealth) -> None:
+    size = f", {health.bytes / 1e6:.1f} MB" if health.bytes is not None else ""
+    say(f"store: {_f(health.store)} ({health.kind or 'not opened'}{size})")
+    if health.schema_state:
+        ours = "" if health.schema_state == "current" else f"; this version's: {health.this_schema}"
+        say(f"schema: {_f(health.schema or '?')} ({_SCHEMA_STATES[health.schema_state]}{ours})")
+    if server := health.server:
+        extensions = ", ".join(f"{_f(k)} {_f(v)}" for k, v in server.extensions.items())
+        say(f"server: PostgreSQL {_f(server.version)}; extensions: {extensions or 'none'}; "
+            f"pg_search: {server.pg_search}")  # fmt: skip
+    if text := health.text:
+        checked = ", ".join(text.checked) or "nothing"
+        line = f"text index: {text.engine}, {text.chunks:,} chunks; checked: {checked}"
+        if text.pending_deltas is not None:
+            line += (f"; deltas not folded: {text.pending_deltas:,}; deleted chunks awaiting "
+                     f"compaction: {text.dead_chunks:,}")  # fmt: skip
+        say(line)
+    if vectors := health.vectors:
+        extra = f", sidecar {vectors.sidecar}" if vectors.sidecar else ""
+        extra += f", pgvector {vectors.pgvector}" if vectors.pgvector else ""
+        say(f"vectors: {vectors.vectors:,} of model={_f(vectors.model)} dim={vectors.dimension}; "
+            f"chunks with a vector {vectors.chunks_with_vector:,}, pending "
+            f"{vectors.chunks_pending:,}, missing their vector {vectors.chunks_missing_vector:,}; "
+            f"search: {vectors.search}{extra}")  # fmt: skip
+    elif health.text is not None:
+        say("vectors: none (lexical only)")
+    for c in health.corpora:
+        say(f"corpus {_f(c.name)}: {c.documents:,} documents, {c.chunks:,} chunks")
+    for finding in health.findings:
+        say(f"{finding.level}: {finding.reason}: {_f(finding.message)}")
+    failed = sum(f.level == "failed" for f in health.findings)
+    warned = len(health.findings) - failed
+    verdict = "ok" if not health.findings else f"{failed} failed, {warned} warning(s)"
+    say(f"store check: {verdict}")
+
+
+def embeddings_probe(report: DoctorReport) -> None:
+    say(f"embeddings server: {_f(report.base_url)}  model: {_f(report.model)}")
     if report.reachable:
         say(f"reachable: yes  dimension: {report.dimension}  "
             f"normalised: {'yes' if report.normalized else 'no'}")  # fmt: skip

@@ -433,25 +433,34 @@ def stats_command(corpus: Corpus = None, store_dir: StoreDir = None, as_json: Js
 
 
 def doctor_command(
+    store_dir: StoreDir = None,
     config: Config = None,
     base_url: BaseUrl = None,
     model: Model = None,
     api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
 ) -> None:
-    """Probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
-    embedding = embedding_config(read_config(config), base_url, model, api_key_env)
-    if embedding is None:
-        raise UsageError("no embeddings configured", reason="no-embeddings",
-                         hint="set embeddings.base_url and embeddings.model in docs-flatten.yaml, "
-                         "or pass --base-url and --model")  # fmt: skip
-    from index.vectors.client import doctor
+    """Check the store (schema, text index, vectors, corpora; the server on PostgreSQL) and
+    probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
+    from index.health import diagnose
 
-    report = doctor(embedding)
+    embedding = embedding_config(read_config(config), base_url, model, api_key_env)
+    found = diagnose(store_dir, embedding)
+    if found.store is None and found.embeddings is None:
+        raise UsageError(f"nothing to check: {'; '.join(found.unchecked)}",
+                         reason="nothing-to-check",
+                         hint="name a store with --store (or DOCS_FLATTEN_STORE); for the "
+                         "embeddings, set embeddings.base_url and embeddings.model in "
+                         "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
     if as_json:
-        echo_json(report)
+        echo_json(found)
     else:
-        output.doctor(report)
-    if not report.reachable:
-        raise FlattenError(f"embeddings server not usable: {report.error}",
+        output.doctor(found)
+    failure = found.store.failure if found.store is not None else None
+    if failure is not None:
+        raise FlattenError(
+            f"store check failed ({failure.reason}): {failure.message}", reason=failure.reason
+        )
+    if found.embeddings is not None and not found.embeddings.reachable:
+        raise FlattenError(f"embeddings server not usable: {found.embeddings.error}",
                            reason="embeddings-unusable")  # fmt: skip
