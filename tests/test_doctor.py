@@ -74,6 +74,14 @@ def test_doctor_reports_a_sound_store_with_its_vectors_and_the_embeddings(
         assert vectors["search"] == "matrix" and vectors["sidecar"] in ("current", "absent")
     assert not [f for f in store["findings"] if f["level"] == "failed"]
     assert found["embeddings"]["reachable"] and found["embeddings"]["dimension"] == 64
+    if postgres(store_url):  # the index a backfill builds from 20,000 vectors, made here
+        with Store.open(store_url) as opened, opened.write():
+            opened.db.execute("CREATE INDEX vectors_hnsw ON vectors "
+                              "USING hnsw ((embedding::halfvec(64)) halfvec_ip_ops)")  # fmt: skip
+        assert check_store(store_url).vectors.search == "hnsw (halfvec)"
+    else:  # a sidecar that no longer copies the store: rebuilt by the next vector query
+        (Path(store_url) / "vectors.f32").write_bytes(b"DFVECS01 not the store's")
+        assert check_store(store_url).vectors.sidecar == "stale"
     text = run_cli("doctor", "--store", store_url, *embed)
     assert text.code == 0
     assert "store check:" in text.stdout and "corpus docs: 2 documents, 3 chunks" in text.stdout
