@@ -8,11 +8,23 @@ caller (one process) does every load, the workers only flatten.
 
 Workers are forked processes (`flatten.parallel.worker_pool`): slicing is Python code that holds
 the GIL, so threads would run it one source at a time. With one job nothing is forked.
+
+Temporary files: every one the run makes (the JSONL of a source not loaded yet, the file being
+written, a worker's clone) is inside one folder of the run's, removed when the run ends however
+it ends: an error, Ctrl-C, SIGTERM, or a consumer that stops early. A worker killed mid-write
+(the pool is terminated with SIGTERM) cannot clean up after itself, and a result already queued
+for a consumer that stopped is never seen: the folder goes with both. Each worker leads its own
+process group, so its `git` children are ended with it rather than left writing into a folder
+that is being removed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
+import shutil
+import signal
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,7 +40,7 @@ from flatten.record import Record, encode
 from flatten.report import RunReport
 from flatten.sources.repo import remote_commit
 from flatten.sources.shorthand import expand_repo
-from flatten.writer import write_jsonl
+from flatten.writer import _signals_deferred, write_jsonl
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions
@@ -98,9 +110,11 @@ def check_one(spec: SourceSpec, known: SourceState | None) -> Flattened | None:
     return result
 
 
-def flatten_one(spec: SourceSpec, known: SourceState | None, out: Path | None) -> Flattened:
-    """Flatten `spec` into `out/<jsonl_name>` (or a temporary file), unless `known` shows it
-    unchanged; a `FlattenError` is the result's, not raised."""
+def flatten_one(
+    spec: SourceSpec, known: SourceState | None, out: Path | None, scratch: Path | None = None
+) -> Flattened:
+    """Flatten `spec` into `out/<jsonl_name>` (or a temporary file, in `scratch` when given),
+    unless `known` shows it unchanged; a `FlattenError` is the result's, not raised."""
     checked = check_one(spec, known)
     if checked is not None:
         return checked
@@ -109,7 +123,8 @@ def flatten_one(spec: SourceSpec, known: SourceState | None, out: Path | None) -
         if out is not None:
             path = out / jsonl_name(spec.corpus)
         else:
-            fd, name = tempfile.mkstemp(prefix="docs-flatten-source-", suffix=".jsonl")
+            fd, name = tempfile.mkstemp(prefix="docs-flatten-source-", suffix=".jsonl",
+                                        dir=scratch)  # fmt: skip
             os.close(fd)
             path = Path(name)
         try:
@@ -129,15 +144,43 @@ def flatten_one(spec: SourceSpec, known: SourceState | None, out: Path | None) -
     return result
 
 
-# The run's sources, set before the workers fork so each task is only an index (the options'
-# compiled patterns need no pickling).
-_RUN: tuple[Sequence[SourceSpec], Mapping[str, SourceState], Path | None] = ((), {}, None)
+@dataclass(frozen=True)
+class _Run:
+    """The run's sources, set before the workers fork so each task is only an index (the
+    options' compiled patterns need no pickling), and its folder of temporary files."""
+
+    specs: Sequence[SourceSpec] = ()
+    known: Mapping[str, SourceState] = field(default_factory=dict)
+    out: Path | None = None
+    scratch: Path | None = None
+    parent: int = 0  # the process that runs the pool: a task elsewhere runs in a worker
+
+
+_RUN = _Run()
 
 
 def _task(index: int) -> tuple[int, Flattened]:
-    specs, known, out = _RUN
-    spec = specs[index]
-    return index, flatten_one(spec, known.get(spec.corpus), out)
+    run = _RUN
+    if os.getpid() != run.parent:
+        _enter_worker(run.scratch)
+    spec = run.specs[index]
+    return index, flatten_one(spec, run.known.get(spec.corpus), run.out, run.scratch)
+
+
+def _enter_worker(scratch: Path | None) -> None:
+    """In a worker: its own temporary files (a clone) go in the run's folder, and it leads its
+    own process group, so the parent can end its `git` children with it (a killed worker
+    leaves them running)."""
+    tempfile.tempdir = str(scratch) if scratch is not None else None
+    if os.getpgrp() != os.getpid():
+        os.setpgrp()
+
+
+def _end_groups(leaders: set[int]) -> None:
+    """SIGKILL whatever is left in the process groups that these (ended) workers led."""
+    for pid in sorted(leaders):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def flatten_many(
@@ -157,17 +200,25 @@ def flatten_many(
     todo = [i for i in range(len(specs)) if i not in checked]
     if jobs > 1:
         specs = [replace(s, options=replace(s.options, workers=1)) for s in specs]
-    _RUN = (specs, {}, out)  # every known state was checked above
+    scratch = Path(tempfile.mkdtemp(prefix="docs-flatten-run-"))
+    # every known state was checked above
+    _RUN = _Run(specs, {}, out, scratch, os.getpid())
+    workers: set[int] = set()
     try:
         if jobs <= 1 or len(todo) <= 1:
             for index in todo:
                 yield specs[index], _task(index)[1]
             return
         with worker_pool(min(jobs, len(todo))) as pool:
+            workers.update(p.pid for p in multiprocessing.active_children() if p.pid)
             for index, result in pool.imap_unordered(_task, todo):
+                workers.update(p.pid for p in multiprocessing.active_children() if p.pid)
                 yield specs[index], result
     finally:
-        _RUN = ((), {}, None)
+        _RUN = _Run()
+        with _signals_deferred():  # a second Ctrl-C must not stop the clean-up half-way
+            _end_groups(workers)
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _checked(specs: Sequence[SourceSpec], known: Mapping[str, SourceState]) -> dict[int, Flattened]:

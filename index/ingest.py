@@ -78,30 +78,50 @@ def ingest_files(
     that came through a pipe, loaded only when framed as `load_files` says. `state`: what the
     files were made from, recorded once all of that succeeded."""
     check_corpus_name(corpus)
-    refuse_other_identity(store_dir, options)
     with Store.open(store_dir, busy_timeout=options.wait) as store:
-        report = IngestReport(load_files(store, files, corpus, partial=options.partial,
-                                         reindex=options.reindex, streams=streams,
-                                         max_delete=options.max_delete))  # fmt: skip
-        report.chunks_total = _corpus_chunks(store, corpus)
-        if on_loaded is not None:
-            on_loaded(report.load)
-        if options.embedding is not None:
-            from index.vectors.backfill import embed_pending
-            from index.vectors.client import EmbeddingError
+        return ingest_into(store, files, corpus, options, on_loaded=on_loaded,
+                           progress=progress, streams=streams, state=state)  # fmt: skip
 
-            try:
-                report.vectors = embed_pending(store, options.embedding, reindex=options.reindex,
-                                               progress=progress)  # fmt: skip
-            except EmbeddingError as exc:
-                report.vectors_pending = _pending_vectors(store)
-                exc.ingest = report  # type: ignore[attr-defined]
-                raise
+
+def ingest_into(
+    store: Store,
+    files: list[Path],
+    corpus: str,
+    options: IngestOptions = IngestOptions(),
+    *,
+    on_loaded: Callable[[LoadReport], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    streams: Collection[Path] = (),
+    state: str | None = None,
+) -> IngestReport:
+    """`ingest_files` into a store the caller opened (and closes): a run loading many corpora
+    opens it once. Vectors of another identity are refused before the load."""
+    check_corpus_name(corpus)
+    if options.embedding is not None and not options.reindex:
+        from index.vectors.storage import check_identity
+
+        check_identity(store.db, options.embedding)
+    report = IngestReport(load_files(store, files, corpus, partial=options.partial,
+                                     reindex=options.reindex, streams=streams,
+                                     max_delete=options.max_delete))  # fmt: skip
+    report.chunks_total = _corpus_chunks(store, corpus)
+    if on_loaded is not None:
+        on_loaded(report.load)
+    if options.embedding is not None:
+        from index.vectors.backfill import embed_pending
+        from index.vectors.client import EmbeddingError
+
+        try:
+            report.vectors = embed_pending(store, options.embedding, reindex=options.reindex,
+                                           progress=progress)  # fmt: skip
+        except EmbeddingError as exc:
             report.vectors_pending = _pending_vectors(store)
-        if state is not None:
-            with store.write() as db:
-                db.execute("UPDATE corpora SET origin = ? WHERE name = ?",
-                           (state, corpus))  # fmt: skip
+            exc.ingest = report  # type: ignore[attr-defined]
+            raise
+        report.vectors_pending = _pending_vectors(store)
+    if state is not None:
+        with store.write() as db:
+            db.execute("UPDATE corpora SET origin = ? WHERE name = ?", (state, corpus))
     return report
 
 
@@ -113,8 +133,13 @@ def source_states(store_dir: str | Path | None) -> dict[str, str]:
     except StoreError:
         return {}
     with store:
-        rows = store.db.execute("SELECT name, origin FROM corpora WHERE origin IS NOT NULL")
-        return dict(rows.fetchall())
+        return states_of(store)
+
+
+def states_of(store: Store) -> dict[str, str]:
+    """`source_states` of a store the caller opened."""
+    rows = store.db.execute("SELECT name, origin FROM corpora WHERE origin IS NOT NULL")
+    return dict(rows.fetchall())
 
 
 def _corpus_chunks(store: Store, corpus: str) -> int:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from flatten.manifest import SourceState
     from index.ingest import IngestOptions, IngestReport
     from index.loader import LoadReport
+    from index.store import Store
 
 
 @contextlib.contextmanager
@@ -76,10 +77,12 @@ def load_into(
     talk: bool,
     streams: list[Path] | None = None,
     state: SourceState | None = None,
+    store: Store | None = None,
 ) -> None:
     """Load, then (with embeddings configured) embed what has no vector yet; say what was done
-    on stderr and in `summary`."""
-    from index.ingest import ingest_files
+    on stderr and in `summary`. `store`: one the caller opened for several loads (else the
+    store at `store_dir` is opened for this one)."""
+    from index.ingest import ingest_files, ingest_into
     from index.snapshot import TooManyRemovals
     from index.vectors.client import EmbeddingError
 
@@ -96,9 +99,12 @@ def load_into(
 
     try:
         with contextlib.ExitStack() as stack:
-            report = ingest_files(store_dir, files, corpus, options, on_loaded=loaded,
-                                  progress=embedded, streams=streams or (),
-                                  state=state.to_json() if state else None)  # fmt: skip
+            into = {"on_loaded": loaded, "progress": embedded, "streams": streams or (),
+                    "state": state.to_json() if state else None}  # fmt: skip
+            if store is not None:
+                report = ingest_into(store, files, corpus, options, **into)
+            else:
+                report = ingest_files(store_dir, files, corpus, options, **into)
     except TooManyRemovals as exc:
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise

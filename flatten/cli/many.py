@@ -11,9 +11,10 @@ is the worst of theirs.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from flatten.cli.loading import Run, ingest_options, load_into
 from flatten.cli.options import check_repo_only, crawl_options, settings_options
 from flatten.cli.output import error_lines, json_line, say
 from flatten.errors import FlattenError, OutputError
-from flatten.fanout import SourceSpec, flatten_many
+from flatten.fanout import Flattened, SourceSpec, flatten_many
 from flatten.manifest import (
     Entry,
     Manifest,
@@ -40,10 +41,12 @@ from flatten.manifest import (
 )
 from flatten.shards import Shard
 from flatten.summary import Summary
-from index.ingest import source_states
+from index.ingest import states_of
+from index.snapshot import parse_limit
 
 if TYPE_CHECKING:
     from index.ingest import IngestOptions
+    from index.store import Store
 
 # Settings that do not shape the records: a change to them needs no new flatten.
 _NOT_SHAPING = ("corpus", "max_delete", "token_env")
@@ -88,10 +91,18 @@ class Outcomes:
             raise typer.Exit(max(self.exit_codes))
 
 
-def _stored_states(store_dir: str | None) -> dict[str, SourceState]:
+def _stored_states(store: Store) -> dict[str, SourceState]:
     """What each corpus of the store was last made from (none for one loaded another way)."""
-    states = {name: SourceState.from_json(text) for name, text in source_states(store_dir).items()}
+    states = {name: SourceState.from_json(text) for name, text in states_of(store).items()}
     return {name: state for name, state in states.items() if state is not None}
+
+
+def _loads(store_dir: str | None, wait: float) -> Store:
+    """The store every corpus of the run loads into: opened once for the run (each load is
+    still its own transaction)."""
+    from index.store import Store
+
+    return Store.open(store_dir, busy_timeout=wait)
 
 
 def spec_of(job: Job, run: Run) -> SourceSpec:
@@ -142,25 +153,53 @@ def ingest_many(
     `out` write its JSONL and this shard's manifest there."""
     outcomes = Outcomes(run.as_json, run.quiet)
     specs = [spec_of(job, run) for job in jobs]
-    by_corpus = {job.corpus: job for job in jobs}
     summaries = {job.corpus: Summary(command="ingest", corpus=job.corpus, source=job.source)
                  for job in jobs}  # fmt: skip
     outcomes.summaries = list(summaries.values())
+    with contextlib.ExitStack() as stack:
+        if out is not None:
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(f"cannot make --out {out}: {exc.strerror}",
+                                  reason="output-unwritable") from exc  # fmt: skip
+            known, into = _previous_states(out, shard), None
+        else:
+            # Vectors of another identity are refused once, before anything is flattened.
+            loading = ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
+                                      run.model, run.api_key_env, partial=False,
+                                      reindex=run.reindex, wait=run.wait,
+                                      max_delete=None)  # fmt: skip
+            store = stack.enter_context(_loads(run.store_dir, run.wait))
+            known, into = _stored_states(store), (store, loading)
+        if run.reindex:
+            known = {}
+        taking = _Taking(run, outcomes, {job.corpus: job for job in jobs}, summaries, out, into)
+        # Closed here, not when collected: an error or Ctrl-C in a load must end the workers
+        # and remove the run's temporary files before the process says so and exits.
+        with contextlib.closing(flatten_many(specs, known, jobs=workers, out=out)) as results:
+            for spec, result in results:
+                taking.take(spec, result)
     if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"cannot make --out {out}: {exc.strerror}",
-                              reason="output-unwritable") from exc  # fmt: skip
-        known = _previous_states(out, shard)
-    else:
-        known = _stored_states(run.store_dir)
-    if run.reindex:
-        known = {}
-    entries: list[Entry] = []
-    talk = not run.quiet and not run.as_json
-    for spec, result in flatten_many(specs, known, jobs=workers, out=out):
-        job, summary = by_corpus[spec.corpus], summaries[spec.corpus]
+        _write_shard(out, shard, taking.entries, outcomes)
+    outcomes.finish("ingest" + (f" --shard {shard}" if shard else ""))
+
+
+@dataclass
+class _Taking:
+    """What `ingest_many` does with each source's result: says it, and loads it (into the
+    run's one store, `into`) or lists it for the manifest."""
+
+    run: Run
+    outcomes: Outcomes
+    jobs: dict[str, Job]
+    summaries: dict[str, Summary]
+    out: Path | None
+    into: tuple[Store, IngestOptions] | None
+    entries: list[Entry] = field(default_factory=list)
+
+    def take(self, spec: SourceSpec, result: Flattened) -> None:
+        job, summary, outcomes = self.jobs[spec.corpus], self.summaries[spec.corpus], self.outcomes
         state = result.state
         if result.up_to_date and state is not None:
             summary.add_state(state, up_to_date=True)
@@ -168,40 +207,36 @@ def ingest_many(
             outcomes.counts["up to date (not cloned)"] += 1
             outcomes.tell(f"{_header(job)}: up to date at {(state.commit or '')[:12]} (the "
                           "remote names the commit of its last run), not cloned")  # fmt: skip
-            if out is not None:
-                entries.append(Entry(spec.corpus, jsonl_name(spec.corpus), state))
-            continue
+            if self.out is not None:
+                self.entries.append(Entry(spec.corpus, jsonl_name(spec.corpus), state))
+            return
         summary.add_run(result.report)
         summary.up_to_date = False if spec.kind == "repo" else None
         summary.timings.total = result.report.seconds
         if result.error is not None or result.path is None or state is None:
             assert result.error is not None
             outcomes.fail(summary, _header(job), result.error)
-            continue
+            return
         outcomes.tell(_header(job))
+        talk = not self.run.quiet and not self.run.as_json
         if talk:
             say(result.report.summary(), err=True)
-        if out is not None:
-            entries.append(Entry(spec.corpus, result.path.name, state))
+        if self.into is None:
+            self.entries.append(Entry(spec.corpus, result.path.name, state))
             outcomes.counts["written"] += 1
             outcomes.tell(f"wrote {result.path} ({state.records:,} records)")
-            continue
+            return
+        store, loading = self.into
         try:
-            loading = ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
-                                      run.model, run.api_key_env, partial=False,
-                                      reindex=run.reindex, wait=run.wait,
-                                      max_delete=job.value("max_delete"))  # fmt: skip
-            load_into(run.store_dir, [result.path], spec.corpus, loading, summary, talk=talk,
-                  state=state)  # fmt: skip
+            options = replace(loading, max_delete=parse_limit(job.value("max_delete")))
+            load_into(self.run.store_dir, [result.path], spec.corpus, options, summary,
+                      talk=talk, state=state, store=store)  # fmt: skip
             outcomes.counts["loaded"] += 1
         except FlattenError as exc:
             outcomes.fail(summary, _header(job), exc)
         finally:
             result.path.unlink(missing_ok=True)
         summary.timings.total += summary.timings.load or 0.0
-    if out is not None:
-        _write_shard(out, shard, entries, outcomes)
-    outcomes.finish("ingest" + (f" --shard {shard}" if shard else ""))
 
 
 def _write_shard(out: Path, shard: Shard | None, entries: list[Entry], outcomes: Outcomes) -> None:
@@ -246,32 +281,32 @@ def index_manifests(
             continue
         pairs += [(manifest, entry) for entry in manifest.entries]
     claims = Counter(entry.corpus for _, entry in pairs)
-    known = {} if loading.reindex else _stored_states(store_dir)
-    for manifest, entry in pairs:
-        summary = Summary(command="index", corpus=entry.corpus, source=entry.state.source)
-        outcomes.summaries.append(summary)
-        header = (
-            f"{manifest.path}: {entry.state.kind} {entry.state.source} -> corpus {entry.corpus}"
-        )
-        if claims[entry.corpus] > 1:
-            others = sorted(str(m.path) for m, e in pairs if e.corpus == entry.corpus)
-            outcomes.fail(summary, header, ManifestError(
-                f"corpus {entry.corpus!r} is in {claims[entry.corpus]} manifests "
-                f"({', '.join(others)}): not loaded, since each would replace the other",
-                reason="shared-corpus",
-                hint="keep one shard run's artifacts in --manifests DIR"))  # fmt: skip
-            continue
-        summary.add_state(entry.state, up_to_date=known.get(entry.corpus) == entry.state)
-        if summary.up_to_date:
-            outcomes.counts["unchanged (not loaded)"] += 1
-            outcomes.tell(f"{header}: unchanged since its last load, not loaded")
-            continue
-        outcomes.tell(header)
-        try:
-            load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
-                  talk=talk, state=entry.state)  # fmt: skip
-            outcomes.counts["loaded"] += 1
-        except FlattenError as exc:
-            outcomes.fail(summary, header, exc)
-        summary.timings.total = summary.timings.load or 0.0
+    with _loads(store_dir, loading.wait) as store:
+        known = {} if loading.reindex else _stored_states(store)
+        for manifest, entry in pairs:
+            summary = Summary(command="index", corpus=entry.corpus, source=entry.state.source)
+            outcomes.summaries.append(summary)
+            state = entry.state
+            header = f"{manifest.path}: {state.kind} {state.source} -> corpus {entry.corpus}"
+            if claims[entry.corpus] > 1:
+                others = sorted(str(m.path) for m, e in pairs if e.corpus == entry.corpus)
+                outcomes.fail(summary, header, ManifestError(
+                    f"corpus {entry.corpus!r} is in {claims[entry.corpus]} manifests "
+                    f"({', '.join(others)}): not loaded, since each would replace the other",
+                    reason="shared-corpus",
+                    hint="keep one shard run's artifacts in --manifests DIR"))  # fmt: skip
+                continue
+            summary.add_state(state, up_to_date=known.get(entry.corpus) == state)
+            if summary.up_to_date:
+                outcomes.counts["unchanged (not loaded)"] += 1
+                outcomes.tell(f"{header}: unchanged since its last load, not loaded")
+                continue
+            outcomes.tell(header)
+            try:
+                load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
+                          talk=talk, state=state, store=store)  # fmt: skip
+                outcomes.counts["loaded"] += 1
+            except FlattenError as exc:
+                outcomes.fail(summary, header, exc)
+            summary.timings.total = summary.timings.load or 0.0
     outcomes.finish("index --manifests")
