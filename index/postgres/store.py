@@ -130,6 +130,8 @@ class PostgresStore:
             raise self.fault(exc, writing=True) from exc
         try:
             yield self.db
+            if corpus is not None:
+                _finish_load(self.db, corpus)
             self.db.execute("COMMIT")
         except psycopg.Error as exc:
             self._rollback()
@@ -157,6 +159,16 @@ class PostgresStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _finish_load(db: Connection, corpus: str) -> None:
+    """What the text index does at the end of a corpus's load, inside its transaction (the
+    term statistics' deltas folded: see `PostgresTextIndex.finish_load`)."""
+    from index.textindex import text_index
+
+    row = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()
+    if row is not None:
+        text_index(db).finish_load(row[0])  # type: ignore[attr-defined]
 
 
 def _psycopg() -> Any:

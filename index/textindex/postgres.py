@@ -359,13 +359,25 @@ class PostgresTextIndex:
         self._fold_pending = True  # the corpus is known at the first write
 
     def _fold_terms(self, corpus_id: int) -> None:
-        """Once per load, at its first write: sum the corpus's term deltas into one row per
-        term. Within the load they are only inserted: updating a row once per batch in one
-        transaction leaves a chain of versions each later update must walk (a 100k-slice load
-        took quadratic time). A load that writes nothing writes no row here either."""
+        """Once per load, at its first write: fold what an earlier load left (see
+        `finish_load`). Within the load deltas are only inserted: updating a row once per batch
+        in one transaction leaves a chain of versions each later update must walk (a 100k-slice
+        load took quadratic time). A load that writes nothing writes no row here either."""
         if not self._fold_pending:
             return
         self._fold_pending = False
+        self.finish_load(corpus_id)
+
+    def finish_load(self, corpus_id: int) -> None:
+        """At the end of a corpus's load, in its transaction (the Postgres store calls it
+        before COMMIT): sum the corpus's term deltas into one row per term, so no query sums
+        them, and `doctor` finds none pending. Writes nothing when none are pending."""
+        pending = self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM text_terms WHERE corpus_id = %s AND batch <> 0)",
+            (corpus_id,),
+        ).fetchone()[0]
+        if not pending:
+            return
         self.db.execute(
             "WITH gone AS (DELETE FROM text_terms WHERE corpus_id = %s "
             "RETURNING term, docs, exact_docs) "
