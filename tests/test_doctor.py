@@ -189,3 +189,22 @@ def test_doctor_checks_the_store_the_environment_names_and_a_missing_one_fails(s
     assert_clean_failure(missing, 1, "index-not-built")
     nothing = run_cli("doctor", cwd=tmp_path)  # no default store there, no embeddings
     assert_clean_failure(nothing, 2, "nothing to check", "no embeddings configured")
+
+
+def test_a_reload_of_the_same_records_writes_no_row_on_postgres(postgres_url, tmp_path):
+    """The fold at the end of a load writes only when the load left deltas."""
+    from index.loader import load_files
+
+    def row_writes(db) -> int:  # every table but corpora (its row records the load's time)
+        db.execute("SELECT pg_stat_force_next_flush()")
+        db.execute("SELECT pg_stat_clear_snapshot()")
+        return int(db.execute(
+            "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables "
+            "WHERE relname <> 'corpora'").fetchone()[0])  # fmt: skip
+
+    path = jsonl(tmp_path / "docs.jsonl", DOCS)
+    with Store.open(postgres_url) as store:
+        load_files(store, [path], "docs")
+        before = row_writes(store.db)
+        load_files(store, [path], "docs")
+        assert row_writes(store.db) == before
