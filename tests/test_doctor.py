@@ -208,3 +208,21 @@ def test_a_reload_of_the_same_records_writes_no_row_on_postgres(postgres_url, tm
         before = row_writes(store.db)
         load_files(store, [path], "docs")
         assert row_writes(store.db) == before
+
+
+def test_doctor_skips_the_fts5_check_while_a_load_holds_the_write_lock(tmp_path, monkeypatch):
+    import index.health
+
+    store_dir = tmp_path / "store"
+    load(str(store_dir), tmp_path)
+    monkeypatch.setattr(index.health, "CHECK_WAIT", 0.2)
+    writer = sqlite3.connect(store_dir / "index.sqlite", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        health = check_store(str(store_dir))
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert health.failure is None
+    assert [(f.reason, f.level) for f in health.findings] == [("text-unchecked", "warning")]
+    assert "another run is writing" in health.findings[0].message
