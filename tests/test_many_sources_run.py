@@ -81,6 +81,7 @@ def test_an_interrupted_many_source_run_leaves_no_temporary_file(tmp_path, send)
     assert code == 130, said
     assert "Traceback" not in said, said
     assert left == [], left
+    assert "interrupted: ingest: " in said and "before the stop (those stay)" in said
 
 
 @pytest.mark.parametrize("embedded", [False, True], ids=["lexical", "embeddings"])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,16 +76,29 @@ class Outcomes:
         for line in error_lines(exc):
             say(line, err=True)
 
+    def _done(self) -> str:
+        return ", ".join(f"{n:,} {name}" for name, n in sorted(self.counts.items()) if n)
+
+    @contextlib.contextmanager
+    def stoppable(self, what: str) -> Iterator[None]:
+        """Ctrl-C or SIGTERM in the block: say what finished before the stop (it stays: each
+        load is its own transaction) and exit 130, rather than "nothing was written"."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            say(f"interrupted: {what}: {self._done() or 'no source had finished'} before the "
+                "stop (those stay); the source under way was not loaded", err=True)  # fmt: skip
+            raise typer.Exit(130) from None
+
     def finish(self, what: str) -> None:
         """The JSON summaries, the counts line, and the exit code of the worst failure."""
         if self.as_json:
             for summary in self.summaries:
                 json_line(summary)
         total = len(self.summaries)
-        parts = [f"{n:,} {name}" for name, n in sorted(self.counts.items()) if n]
         seconds = time.perf_counter() - self.started
         if not self.quiet:
-            say(f"{what}: {total:,} sources: {', '.join(parts) or 'none'} in {seconds:.2f} s",
+            say(f"{what}: {total:,} sources: {self._done() or 'none'} in {seconds:.2f} s",
                 err=True)  # fmt: skip
         if self.exit_codes:
             say(f"error: {self.counts['failed']} of {total} sources failed", err=True)
@@ -156,7 +170,7 @@ def ingest_many(
     summaries = {job.corpus: Summary(command="ingest", corpus=job.corpus, source=job.source)
                  for job in jobs}  # fmt: skip
     outcomes.summaries = list(summaries.values())
-    with contextlib.ExitStack() as stack:
+    with outcomes.stoppable("ingest"), contextlib.ExitStack() as stack:
         if out is not None:
             try:
                 out.mkdir(parents=True, exist_ok=True)
@@ -281,7 +295,7 @@ def index_manifests(
             continue
         pairs += [(manifest, entry) for entry in manifest.entries]
     claims = Counter(entry.corpus for _, entry in pairs)
-    with _loads(store_dir, loading.wait) as store:
+    with outcomes.stoppable("index --manifests"), _loads(store_dir, loading.wait) as store:
         known = {} if loading.reindex else _stored_states(store)
         for manifest, entry in pairs:
             summary = Summary(command="index", corpus=entry.corpus, source=entry.state.source)
