@@ -6,10 +6,11 @@ Each returns plain dataclasses or dicts; the CLI and the MCP server only format 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
+
+import re2
 
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
@@ -93,10 +94,7 @@ class Word:
 
 def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list[Word]:
     """The vocabulary (exact words) matching a regular expression, most widespread first."""
-    try:
-        regex = re.compile(pattern or ".")
-    except re.error as exc:
-        raise UsageError(f"not a regular expression: {exc}", reason="bad-query") from exc
+    regex = vocabulary_pattern(pattern or ".")
     # The most widespread matching terms first (by chunk count, which fts5vocab keeps), so only
     # `limit` of them need the per-document counts below.
     text = text_index(store.db)
@@ -108,6 +106,26 @@ def words(store: Store, pattern: str | None = None, *, limit: int = 100) -> list
         out.append(Word(term, stem(term), exact, any_form))
     out.sort(key=lambda w: (-w.exact_documents, w.word))
     return out[:limit]
+
+
+_RE2 = re2.Options()
+_RE2.log_errors = False  # a refused pattern is our usage error, not a line RE2 logs to stderr
+
+
+def vocabulary_pattern(pattern: str) -> Any:
+    """`pattern` compiled by RE2, which matches in time linear in the word: the pattern comes from
+    whoever asks (a CLI user, an agent), and Python's `re` backtracks for minutes on `(a+)+$`
+    over a long word. RE2 has no backreferences or lookaround; such a pattern is a usage error."""
+    try:
+        return re2.compile(pattern, _RE2)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else b""
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+        raise UsageError(
+            f"not a regular expression: {why}",
+            reason="bad-query",
+            hint="RE2 syntax: no backreferences (\\1) or lookaround ((?=...), (?<=...))",
+        ) from exc
 
 
 @dataclass
@@ -192,6 +210,45 @@ class Page:
     text: str
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A slice's text and the lines of the document it came from (None when unknown)."""
+
+    text: str
+    start_line: int | None
+    end_line: int | None
+
+
+def reassemble(slices: list[Placed]) -> str:
+    """The document its slices were cut from. Slicers keep every non-blank line exactly once and
+    in order, so the lines between two slices were blank: they come back as empty lines, and
+    pieces of one long line cut to the size budget join without a separator. Where a range is
+    missing (notebook cells, foreign records) or out of order, slices are set a blank line apart."""
+    if not slices:
+        return ""
+    placed = all(s.start_line is not None and s.end_line is not None for s in slices)
+    first = slices[0].start_line
+    out = ["\n" * (first - 1) if placed and first and first > 1 else ""]
+    previous: Placed | None = None
+    for piece in slices:
+        if previous is not None:
+            out.append(_between(previous, piece) if placed else "\n\n")
+        out.append(piece.text)
+        previous = piece
+    if placed:
+        out.append("\n")  # text files end with a line break; the slices do not keep it
+    return "".join(out)
+
+
+def _between(before: Placed, after: Placed) -> str:
+    assert before.end_line is not None and after.start_line is not None
+    if after.start_line > before.end_line:
+        return "\n" * (after.start_line - before.end_line)
+    if before.start_line == before.end_line == after.start_line == after.end_line:
+        return ""  # the next piece of a line cut to the size budget
+    return "\n\n"
+
+
 def get(
     store: Store,
     source: str,
@@ -217,15 +274,16 @@ def get(
             break
     if doc is None:
         return None
-    ids = [
-        chunk_id
-        for (chunk_id,) in store.db.execute(
-            "SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (doc[0],)
-        )
-    ]
-    texts = text_index(store.db).chunk_texts(ids)
-    bodies = [texts[i] for i in ids if i in texts]
-    text = "\n\n".join(bodies)
+    rows = store.db.execute(
+        "SELECT id, start_line, end_line, json_extract(meta, '$.lineUnit') FROM chunks "
+        "WHERE document_id = ? ORDER BY ordinal",
+        (doc[0],),
+    ).fetchall()
+    texts = text_index(store.db).chunk_texts([row[0] for row in rows])
+    text = reassemble(
+        [Placed(texts[row[0]], row[1], row[2] if row[3] is None else None) for row in rows
+         if row[0] in texts]
+    )  # fmt: skip
     end = min(len(text), offset + page_chars)
     if end < len(text):
         newline = text.rfind("\n", offset, end)

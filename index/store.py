@@ -115,7 +115,7 @@ class Store:
                     reason="index-not-built",
                     hint=build_hint(directory),
                 )
-            target, uri = f"{path.resolve().as_uri()}?mode=ro", True
+            target, uri = _readonly_uri(path), True
         else:
             _make_folder(directory)
             _make_database(path)
@@ -267,6 +267,20 @@ def _refuse_links(path: Path) -> None:
                 reason="store-link",
                 hint="remove the link, or point --store at a folder of your own",
             )
+
+
+def _readonly_uri(path: Path) -> str:
+    """A read-only connection's URI. A store on a read-only volume (a Docker or Kubernetes
+    mount) has no `-shm` file and no way to make one, which SQLite's WAL readers need: there,
+    when no write-ahead log holds committed pages outside the database file, the file cannot
+    change under us, and SQLite reads it as immutable."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    wal = path.with_name(path.name + "-wal")
+    if os.access(path.parent, os.W_OK) or (wal.exists() and wal.stat().st_size > 0):
+        return uri
+    if path.with_name(path.name + "-shm").exists():
+        return uri
+    return uri + "&immutable=1"
 
 
 def _make_folder(directory: Path) -> None:

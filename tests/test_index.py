@@ -401,7 +401,7 @@ def test_content_commands_print_exactly_their_content_and_no_tier_line(tmp_path,
     write(tmp_path / "notes", {"a.md": "# Alpha\nbody about zebras\n"})
     assert run_cli("index", tmp_path / "notes", "--corpus", "n", "--store", store_path).code == 0
     page = run_cli("get", "a.md", "--store", store_path)
-    assert page.code == 0 and page.stdout == "# Alpha\nbody about zebras" and page.stderr == ""
+    assert page.code == 0 and page.stdout == "# Alpha\nbody about zebras\n" and page.stderr == ""
     for args in (("show", "a.md#1"), ("card",), ("toc",), ("stats",), ("words",),
                  ("match", "zebras"), ("sources",)):  # fmt: skip
         result = run_cli(*args, "--store", store_path)
@@ -480,3 +480,17 @@ def test_a_path_prefix_no_source_starts_with_names_how_sources_look(tmp_path, st
         "https://docs.example/advanced/proxies/",
         "https://docs.example/advanced/ssl/",
     }
+
+
+def test_words_matches_in_linear_time_and_names_what_re2_cannot_do(tmp_path):
+    # Python's re takes exponential time on (a+)+$ over "aaa...ab"; the pattern comes from whoever
+    # asks (an agent too), so the vocabulary is matched by RE2.
+    write(tmp_path / "notes", {"a.md": "# A\ntoken " + "a" * 40 + "b\n"})
+    store = tmp_path / "store"
+    assert run_cli("index", tmp_path / "notes", "--corpus", "n", "--store", store).code == 0
+    found = run_cli("words", "(a+)+$", "--store", store, real=True, timeout=60)
+    assert found.code == 0 and "ab " not in found.stdout, found.stderr
+    assert "a" * 40 + "b" in run_cli("words", "^a+b$", "--store", store).stdout
+    refused = run_cli("words", r"(a)\1", "--store", store)
+    assert_clean_failure(refused, 2, "not a regular expression")
+    assert "backreferences" in refused.stderr

@@ -141,3 +141,24 @@ def test_a_store_written_by_a_newer_version_is_refused_naming_both_versions(tmp_
     assert_clean_failure(run_cli("index", new, "--corpus", "new", "--store", store), 1, *versions)
     assert_clean_failure(run_cli("search", "hello", "--store", store), 1, *versions)
     assert indexed(store) == ("ok", ["old.md"])
+
+
+def test_a_store_on_a_read_only_volume_is_searched(tmp_path, as_a_user):
+    # A store mounted read-only (a Docker or Kubernetes volume) has no -shm file and no way to
+    # make one: readers open it as immutable rather than fail and hint at deleting it.
+    store = tmp_path / "store"
+    old = jsonl(tmp_path / "old.jsonl", [record("old.md", 1, "hello world")])
+    assert run_cli("index", old, "--corpus", "old", "--store", store, "-q").code == 0
+    assert not (store / "index.sqlite-wal").exists() and not (store / "index.sqlite-shm").exists()
+    (store / "index.sqlite").chmod(0o400)
+    store.chmod(0o500)
+    try:
+        found = run_cli("search", "hello", "--store", store, "--json", **as_a_user)
+        assert found.code == 0 and "old.md" in found.stdout, found.stderr
+        stats = run_cli("stats", "--store", store, **as_a_user)
+        assert stats.code == 0 and "old" in stats.stdout, stats.stderr
+        refused = run_cli("index", old, "--corpus", "again", "--store", store, **as_a_user)
+        assert_clean_failure(refused, 1, "read-only")
+    finally:
+        store.chmod(0o700)
+    assert indexed(store) == ("ok", ["old.md"])

@@ -194,9 +194,12 @@ def chunk(view: ChunkView) -> None:
 
 
 def page(found: Page, source: str) -> None:
+    """The page on stdout, exactly; where the rest starts on stderr, so `get X > x.md` holds only
+    the document."""
     say(found.text, nl=False)
     if found.next_offset is not None:
-        say(f"\n[continues: docs-flatten get {_f(source)} --offset {found.next_offset}]")
+        say(f"[continues: docs-flatten get {_f(source)} --offset {found.next_offset}, "
+            "or --all for the whole document]", err=True)  # fmt: skip
 
 
 def toc(entries: list[TocEntry]) -> None:

@@ -6,6 +6,7 @@ content on stdout.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -379,12 +380,20 @@ def show_command(
 def get_command(
     source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
     offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
+    whole: Annotated[bool, typer.Option("--all", help="The whole document, not a page.")] = False,
     corpus: Corpus = None,
     store_dir: StoreDir = None,
     as_json: Json = False,
 ) -> None:
-    """A whole document, in pages of about 12,000 characters."""
-    page = _read(store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus))
+    """A whole document, in pages of about 12,000 characters (--all: in one)."""
+    if whole and offset:
+        raise UsageError(
+            "--all gives the whole document; it takes no --offset", reason="bad-offset"
+        )
+    size = {"page_chars": sys.maxsize} if whole else {}
+    page = _read(
+        store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus, **size)
+    )
     if page is None:
         listing_hint = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
