@@ -9,6 +9,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import re2
 
@@ -19,7 +20,7 @@ from index.citations import CitationRule, Origin, cite
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
-from index.scope import CHUNKS, DOCUMENTS, Scope, corpus_filter, scope_filter
+from index.scope import CHUNKS, DOCUMENTS, Scope, check_paths, corpus_filter, scope_filter
 from index.store import Store
 from index.text import TOKEN, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
@@ -316,6 +317,8 @@ def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[To
         entry = entries.setdefault(doc_id, TocEntry(source, corpus_name, doc_title, []))
         if title and title not in entry.sections:
             entry.sections.append(title)
+    if prefix and not entries:
+        check_paths(store.db, (prefix,))  # a prefix no source starts with is a mistake (--path)
     return list(entries.values())
 
 
@@ -380,6 +383,23 @@ def _vector_stats(db: Any) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
+def _card_origin(store: Store, corpus: dict[str, Any]) -> str:
+    """Where a corpus came from: its repository at its commit, the site its pages were crawled
+    from, or local files."""
+    if corpus["repoUrl"]:
+        return f"{corpus['repoUrl']}@{(corpus['commit'] or '')[:12]}"
+    page = store.db.execute(
+        f"SELECT d.url FROM {DOCUMENTS} WHERE k.name = ? AND d.url IS NOT NULL LIMIT 1",
+        (corpus["name"],),
+    ).fetchone()
+    if page is None:
+        return "local files"
+    parts = urlsplit(page[0])
+    host = parts.hostname or ""  # never the user or password a URL may carry
+    port = f":{parts.port}" if parts.port else ""
+    return f"the site {parts.scheme}://{host}{port}/" if host else "a site"
+
+
 def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:
     """A deterministic index card for an agent's prompt, within `budget` tokens (~4 chars each).
 
@@ -389,7 +409,7 @@ def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:
     info = stats(store, corpus=corpus)
     lines = ["# Index card", ""]
     for c in info["corpora"]:
-        origin = f"{c['repoUrl']}@{(c['commit'] or '')[:12]}" if c["repoUrl"] else "local files"
+        origin = _card_origin(store, c)
         lines.append(
             f"- corpus `{c['name']}`: {c['documents']} documents, {c['chunks']} chunks, "
             f"from {origin}"

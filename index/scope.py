@@ -62,7 +62,7 @@ def scope_filter(db: sqlite3.Connection, scope: Scope) -> tuple[str, list[object
     prefixes no document's source starts with (`unknown-path`)."""
     sql, params = corpus_filter(db, scope.corpus)
     if scope.paths:
-        _check_paths(db, scope.paths)
+        check_paths(db, scope.paths)
         # A prefix as a range, not LIKE: no wildcard in a path can widen it, and it is exact.
         ranges = " OR ".join("(d.source >= ? AND d.source < ?)" for _ in scope.paths)
         sql += f" AND ({ranges})"
@@ -110,7 +110,7 @@ def _known_language(db: sqlite3.Connection, lang: str) -> str:
                      value=lang)  # fmt: skip
 
 
-def _check_paths(db: sqlite3.Connection, paths: tuple[str, ...]) -> None:
+def check_paths(db: sqlite3.Connection, paths: tuple[str, ...]) -> None:
     """Prefixes that no source starts with are a mistake, not a query with no answer: most often
     a site's relative path given for a crawled corpus, whose sources are whole URLs."""
     for prefix in paths:

@@ -470,9 +470,12 @@ def test_a_path_prefix_no_source_starts_with_names_how_sources_look(tmp_path, st
     loaded = run_cli("index", jsonl(tmp_path / "site.jsonl", pages), "--corpus", "site",
                      "--store", store_url)  # fmt: skip
     assert loaded.code == 0, loaded.stderr
-    missed = run_cli("search", "proxy", "--path", "advanced/", "--store", store_url)
-    assert_clean_failure(missed, 2, "no document's source starts with 'advanced/'",
-                         "https://docs.example/advanced/proxies/")  # fmt: skip
+    for args in (("search", "proxy", "--path", "advanced/"), ("toc", "advanced/")):
+        missed = run_cli(*args, "--store", store_url)
+        assert_clean_failure(missed, 2, "no document's source starts with 'advanced/'",
+                             "https://docs.example/advanced/proxies/")  # fmt: skip
+    listed = run_cli("toc", "https://docs.example/advanced/", "--store", store_url, "--json")
+    assert len(json.loads(listed.stdout)) == 2, listed.stderr
     found = run_cli("search", "proxy", "--path", "nowhere/", "--path",
                     "https://docs.example/advanced/", "--store", store_url, "--json")  # fmt: skip
     assert found.code == 0, found.stderr
@@ -494,3 +497,19 @@ def test_words_matches_in_linear_time_and_names_what_re2_cannot_do(tmp_path):
     refused = run_cli("words", r"(a)\1", "--store", store)
     assert_clean_failure(refused, 2, "not a regular expression")
     assert "backreferences" in refused.stderr
+
+
+def test_the_card_says_a_crawled_corpus_came_from_its_site(store, tmp_path):
+    pages = [
+        record(
+            "https://docs.example:8443/guide/",
+            1,
+            "install it",
+            url="https://docs.example:8443/guide/",
+        )
+    ]
+    load_files(store, [jsonl(tmp_path / "site.jsonl", pages)], "site")
+    load_files(store, [jsonl(tmp_path / "notes.jsonl", [record("a.md", 1, "notes")])], "notes")
+    text = card(store)
+    assert "corpus `site`: 1 documents, 1 chunks, from the site https://docs.example:8443/" in text
+    assert "corpus `notes`: 1 documents, 1 chunks, from local files" in text
