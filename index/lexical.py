@@ -41,7 +41,7 @@ from typing import Any
 
 from index.phrasing import implied_by_phrasing, synonyms
 from index.schema import TOKENIZER
-from index.text import query_words
+from index.text import query_words, quoted_phrases
 from index.textindex import CHUNK_COLUMNS, LexicalHit, TextQuery, text_index
 
 # bm25() column weights: title, section, symbol, body, identifier parts.
@@ -214,6 +214,7 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     if vocabulary is None:
         vocabulary = Vocabulary(db)
     vocabulary.refresh()
+    phrases = [p for p in quoted_phrases(query) if p not in words]
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
@@ -228,11 +229,13 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
                                         *spellings.get(word, ())])),
              idf(chunks, frequency[word] or 0), word in implied)
         for word in words + implied
-    )  # fmt: skip
+    ) + tuple(Term(phrase, (phrase,), idf(chunks, 0)) for phrase in phrases)  # fmt: skip
     headline = None
-    if not rare:
+    if not rare and not phrases:  # a quoted phrase is looked for in the text too
         headline = TextQuery(tuple(present), every=True, columns=HEADLINE)
-    asked = set(rare or present) | set(implied)
+    # A quoted phrase is asked besides the words, never instead of them: docs that say it
+    # verbatim rank first, and a phrase no page has still finds the pages with its words.
+    asked = set(rare or present) | set(implied) | set(phrases)
     forms = [(f, t.implied) for t in terms if t.word in asked for f in t.forms]
     phrases = tuple(dict.fromkeys(f for f, _ in forms))
     plain = {f for f, implied in forms if not implied}  # a user's word is asked everywhere

@@ -123,6 +123,21 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(content or words))
 
 
+_QUOTED = re.compile(r'"([^"]*)"|\u201c([^\u201d]*)\u201d')
+
+
+def quoted_phrases(query: str) -> list[str]:
+    """The runs of two or more words a query puts in quotes ("next-generation HTTP client"),
+    lowercased and space-separated: asked for as phrases besides their words, so the slice that
+    says it verbatim outranks one that mentions the words apart."""
+    phrases = []
+    for straight, curly in _QUOTED.findall(query):
+        words = [w.lower() for w in _WORD.findall(straight or curly)]
+        if len(words) > 1:
+            phrases.append(" ".join(words))
+    return list(dict.fromkeys(phrases))
+
+
 def fts_string(word: str) -> str:
     """A word as an FTS5 string literal: no query syntax can leak through.
 

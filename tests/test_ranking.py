@@ -257,3 +257,28 @@ def test_reloading_a_changed_document_replaces_its_title_and_path_words(tmp_path
         load_records(opened, flatten_root(tmp_path / "repo", FlattenOptions()), "c")
         titles = [t for (t,) in opened.db.execute("SELECT title FROM documents_fts")]
     assert titles == ["Gadgets"]
+
+
+QUOTED_DOCS = {
+    "home.md": "# HTTPX\n\nHTTPX is a fully featured next-generation HTTP client for Python 3.\n",
+    "clients.md": "# Clients\n\n" + "The next release of the client adds HTTP/2. Each generation "
+    "of the HTTP client improves the client. A client for the next generation of servers.\n" * 3,
+    "other.md": "# Other\n\nHTTP client next generation notes. client generation next http.\n",
+}
+
+
+def test_a_quoted_phrase_ranks_the_page_that_says_it_verbatim_first(tmp_path, store_url):
+    write(tmp_path / "notes", QUOTED_DOCS)
+    loaded = run_cli("ingest", "--root", tmp_path / "notes", "--store", store_url, "-q")
+    assert loaded.code == 0, loaded.stderr
+
+    def sources(query: str) -> list[str]:
+        found = run_cli("search", query, "--store", store_url, "--json")
+        assert found.code == 0, found.stderr
+        return [hit["source"] for hit in json.loads(found.stdout)]
+
+    assert sources("next generation http client")[0] != "home.md"  # the words, apart, elsewhere
+    assert sources('"next-generation HTTP client"')[0] == "home.md"
+    assert sources("\u201cnext-generation HTTP client\u201d")[0] == "home.md"
+    # A phrase no page says verbatim still finds the pages with its words.
+    assert len(sources('"client of the next http generation"')) == 3
