@@ -45,10 +45,8 @@ from flatten.cli.options import (
     settings_options,
     source_records,
 )  # fmt: skip
-from flatten.progress import Progress
-from flatten.record import PROFILES
-from flatten.writer import write_json, write_jsonl
 
+# The codec, the writer and the progress line load when a command runs, not for --help.
 if TYPE_CHECKING:
     from flatten.record import Record
     from flatten.report import RunReport
@@ -94,6 +92,9 @@ def flatten_command(
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
+    from flatten.record import PROFILES
+    from flatten.writer import write_jsonl
+
     run_flatten(
         lambda records, _: write_jsonl(
             records, output, PROFILES[fmt.value], marked=fmt is Format.native
@@ -123,7 +124,9 @@ def run_flatten(
     """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
     writes them); the report is filled, written (--report) and summed up whatever happens.
     `flatten` and `pack` differ only in their consumer."""
+    from flatten.progress import Progress
     from flatten.report import RunReport
+    from flatten.writer import write_json
 
     settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
