@@ -25,11 +25,11 @@ from flatten.classify import (
     path_skip_reason,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
-from flatten.errors import NothingToFlatten
+from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
 from flatten.parallel import ordered_map
-from flatten.record import Provenance, Record, encode_line
+from flatten.record import PROFILES, Provenance, Record, encode_line
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
@@ -166,6 +166,9 @@ def flatten_tree(
     provenance, their path in it (`repoPath`) and whether the file differs from its commit.
     With `encode_as` (a layout, a key of `PROFILES`), each file's records come as one
     `EncodedLines` instead, encoded in the worker that sliced the file."""
+    if encode_as is not None and encode_as not in PROFILES:  # before any worker would fail
+        raise UsageError(f"no record layout {encode_as!r} (one of {', '.join(PROFILES)})",
+                         reason="bad-layout")  # fmt: skip
     started = time.perf_counter()
     provenance = git.provenance if git else Provenance()
     repo_prefix = git.prefix if git else None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flatten import FlattenOptions, RunReport, flatten_root
+from flatten import FlattenOptions, RunReport, UsageError, flatten_root
 from flatten.record import PROFILES, encode_line, end_mark, json_line
 from flatten.writer import EncodedLines, Sink, _write
 from tests.conftest import FIXTURES, write
@@ -76,3 +76,9 @@ def test_the_writer_copies_encoded_lines_beside_records_and_counts_them(tree, mo
 
     expected = b"".join(encode_line(r) for r in records) + json_line(end_mark(len(records)))
     assert count == len(records) and out.getvalue() == expected
+
+
+def test_an_unknown_layout_is_a_usage_error_before_any_file_is_read(tree):
+    with pytest.raises(UsageError) as caught:
+        next(flatten_root(tree, FlattenOptions(workers=2), encode_as="parquet"))
+    assert caught.value.reason == "bad-layout" and "native" in caught.value.message
