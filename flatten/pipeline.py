@@ -2,7 +2,9 @@
 
 `flatten_root` and `flatten_repo` are the entry points; both stream records in path order and
 fill a `RunReport` as they go. Reading and slicing run in worker processes on large trees; the
-listing, the path rules and the order of the output stay in this process.
+listing, the path rules and the order of the output stay in this process. Asked for JSON lines
+(`encode_as`, what `flatten` writes), the workers encode them too: this process then only copies
+bytes, where unpickling and encoding every record was the serial part of a parallel run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from flatten.classify import (
     NEVER_MINIFIED,
@@ -23,15 +25,16 @@ from flatten.classify import (
     path_skip_reason,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
-from flatten.errors import NothingToFlatten
+from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
 from flatten.parallel import ordered_map
-from flatten.record import Provenance, Record
+from flatten.record import PROFILES, Provenance, Record, encode_line
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
+from flatten.writer import EncodedLines
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
@@ -46,12 +49,15 @@ class _Job:
     provenance: Provenance
     repo_prefix: str | None = None  # the root's path in the repository; None: not a git source
     dirty: bool = False  # the file is not what the provenance's commit holds
+    encode_as: str | None = None  # a layout: the records come back as its JSON lines
 
 
 @dataclass
 class FileOutcome:
     rel_path: str
-    records: list[Record] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)  # empty when encoded
+    encoded: EncodedLines | None = None  # the records' lines, when the job asked for a layout
+    kinds: Counter[str] = field(default_factory=Counter)  # records by kind, for the report
     skip: Skip | None = None
     size: int = 0
     notes: tuple[str, ...] = ()
@@ -87,8 +93,14 @@ def process_file(job: _Job) -> FileOutcome:
         repo_path=None if job.repo_prefix is None else job.repo_prefix + rel, dirty=job.dirty,
     )  # fmt: skip
     notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
-    return FileOutcome(rel, records, size=len(data), notes=notes, redactions=redacted.counts,
-                       placeholders=redacted.placeholders)  # fmt: skip
+    kinds = Counter(record.kind for record in records)
+    encoded = None
+    if job.encode_as is not None:
+        layout = job.encode_as
+        encoded = EncodedLines(b"".join(encode_line(r, layout) for r in records), len(records))
+        records = []
+    return FileOutcome(rel, records, encoded, kinds, size=len(data), notes=notes,
+                       redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
 
 
 def build_records(
@@ -147,10 +159,16 @@ def flatten_tree(
     prefix: str = "",
     git: WorkTree | None = None,
     on_progress: ProgressHook | None = None,
-) -> Iterator[Record]:
+    encode_as: str | None = None,
+) -> Iterator[Record | EncodedLines]:
     """Records for every file under `root` that `options` takes, in path order. `prefix` starts
     every source; `git` is the repository the files come from, if any: records carry its
-    provenance, their path in it (`repoPath`) and whether the file differs from its commit."""
+    provenance, their path in it (`repoPath`) and whether the file differs from its commit.
+    With `encode_as` (a layout, a key of `PROFILES`), each file's records come as one
+    `EncodedLines` instead, encoded in the worker that sliced the file."""
+    if encode_as is not None and encode_as not in PROFILES:  # before any worker would fail
+        raise UsageError(f"no record layout {encode_as!r} (one of {', '.join(PROFILES)})",
+                         reason="bad-layout")  # fmt: skip
     started = time.perf_counter()
     provenance = git.provenance if git else Provenance()
     repo_prefix = git.prefix if git else None
@@ -168,7 +186,8 @@ def flatten_tree(
         if reason:
             report.skip(Skip(entry.rel_path, reason))
         else:
-            jobs.append(_Job(entry, options, provenance, repo_prefix, entry.rel_path in changed))
+            dirty = entry.rel_path in changed
+            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as))
     report.files_total = len(jobs)
 
     for outcome in ordered_map(process_file, jobs, workers=options.workers):
@@ -177,10 +196,13 @@ def flatten_tree(
         if outcome.skip:
             report.skip(outcome.skip)
         else:
-            report.keep(outcome.records, outcome.redactions, outcome.placeholders)
+            report.keep_counted(outcome.kinds, outcome.redactions, outcome.placeholders)
             for note in outcome.notes:
                 report.notes.append((outcome.rel_path, note))
-            yield from outcome.records
+            if outcome.encoded is not None:
+                yield outcome.encoded
+            else:
+                yield from outcome.records
         report.seconds = time.perf_counter() - started
         if on_progress:
             on_progress(report)
@@ -221,21 +243,43 @@ def _nothing_to_flatten(report: RunReport) -> NothingToFlatten:
     )
 
 
+# Typed for callers: records, or with `encode_as` records and `EncodedLines`.
+@overload
+def flatten_root(root: str | Path, options: FlattenOptions | None = ...,
+                 report: RunReport | None = ..., *, on_progress: ProgressHook | None = ...,
+                 encode_as: None = ...) -> Iterator[Record]: ...  # fmt: skip
+@overload
+def flatten_root(root: str | Path, options: FlattenOptions | None = ...,
+                 report: RunReport | None = ..., *, on_progress: ProgressHook | None = ...,
+                 encode_as: str) -> Iterator[Record | EncodedLines]: ...  # fmt: skip
 def flatten_root(
     root: str | Path,
     options: FlattenOptions | None = None,
     report: RunReport | None = None,
     *,
     on_progress: ProgressHook | None = None,
-) -> Iterator[Record]:
-    """Flatten a local directory. Inside a git work tree, records carry its commit and origin."""
+    encode_as: str | None = None,
+) -> Iterator[Any]:
+    """Flatten a local directory. Inside a git work tree, records carry its commit and origin.
+    `encode_as` (a layout): the records come as JSON lines (see `flatten_tree`)."""
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
     path = resolve_root(root)
     report.source = str(path)
-    yield from flatten_tree(path, options, report, git=work_tree(path), on_progress=on_progress)
+    yield from flatten_tree(path, options, report, git=work_tree(path), on_progress=on_progress,
+                            encode_as=encode_as)  # fmt: skip
 
 
+@overload
+def flatten_repo(url: str, ref: str | None = ..., options: FlattenOptions | None = ...,
+                 report: RunReport | None = ..., *, subdir: str | None = ...,
+                 token_env: str | None = ..., on_progress: ProgressHook | None = ...,
+                 encode_as: None = ...) -> Iterator[Record]: ...  # fmt: skip
+@overload
+def flatten_repo(url: str, ref: str | None = ..., options: FlattenOptions | None = ...,
+                 report: RunReport | None = ..., *, subdir: str | None = ...,
+                 token_env: str | None = ..., on_progress: ProgressHook | None = ...,
+                 encode_as: str) -> Iterator[Record | EncodedLines]: ...  # fmt: skip
 def flatten_repo(
     url: str,
     ref: str | None = None,
@@ -245,11 +289,12 @@ def flatten_repo(
     subdir: str | None = None,
     token_env: str | None = None,
     on_progress: ProgressHook | None = None,
-) -> Iterator[Record]:
+    encode_as: str | None = None,
+) -> Iterator[Any]:
     """Clone `url` (shallow, into a temporary directory that is always removed) and flatten it.
 
     `url` may be a shorthand (`owner/repo`, `gitlab:group/repo`) that is not a local path: it is
-    expanded to its https URL, and the report says so."""
+    expanded to its https URL, and the report says so. `encode_as` as for `flatten_root`."""
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
     expanded = expand_repo(url)
@@ -265,6 +310,7 @@ def flatten_repo(
             prefix=checkout.prefix,  # sources keep --subdir: they are the repository's paths
             git=WorkTree(checkout.provenance, "", frozenset()),
             on_progress=on_progress,
+            encode_as=encode_as,
         )
 
 

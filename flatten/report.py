@@ -50,12 +50,21 @@ class RunReport:
         placeholders: Counter[str] | None = None,
     ) -> None:
         """Count a kept file (or page), its records, its redactions and kept placeholders."""
+        self.keep_counted(Counter(record.kind for record in records), redactions, placeholders)
+
+    def keep_counted(
+        self,
+        kinds: Counter[str],
+        redactions: Counter[str],
+        placeholders: Counter[str] | None = None,
+    ) -> None:
+        """`keep` for a file whose records were counted by kind where they were made (a worker
+        that sends their encoded lines, not the records)."""
         self.files_kept += 1
-        self.slices += len(records)
+        self.slices += sum(kinds.values())
         self.redactions.update(redactions)
         self.placeholders.update(placeholders or {})
-        for record in records:
-            self.slices_by_kind[record.kind] += 1
+        self.slices_by_kind.update(kinds)
 
     @property
     def skipped_by_reason(self) -> Counter[str]:

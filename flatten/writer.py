@@ -31,7 +31,24 @@ from typing import IO, Any
 from flatten.errors import FlattenError, OutputError, write_failed
 from flatten.record import dumps, end_mark, error_mark, is_stream, json_line
 
-__all__ = ["OutputFile", "Sink", "dumps", "write_failed", "write_json", "write_jsonl"]
+__all__ = [
+    "EncodedLines",
+    "OutputFile",
+    "Sink",
+    "dumps",
+    "write_failed",
+    "write_json",
+    "write_jsonl",
+]
+
+
+@dataclass(frozen=True)
+class EncodedLines:
+    """`count` records as JSON lines, encoded where they were made (a worker process), so
+    the process that writes them only copies bytes. `write_jsonl` writes them as they are."""
+
+    data: bytes
+    count: int
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,8 @@ def write_jsonl(
     marked: bool = False,
 ) -> int:
     """Write one JSON line per record to `output` (a path) or stdout (None); return the count.
+    An `EncodedLines` among the records is written as it is (it was encoded in `to_dict`'s
+    layout where it was made).
 
     `marked`: when the output is a pipe or socket, end the stream with the closing mark (or, if
     the run fails, an error mark; see flatten.record), so `index -` can tell a complete snapshot
@@ -248,8 +267,12 @@ def _write(
     count = 0
     try:
         for record in records:
-            sink.write(json_line(to_dict(record)))
-            count += 1
+            if type(record) is EncodedLines:
+                sink.write(record.data)
+                count += record.count
+            else:
+                sink.write(json_line(to_dict(record)))
+                count += 1
     except BrokenPipeError:
         raise  # the reader went away: nobody to tell
     except BaseException as exc:

@@ -45,10 +45,8 @@ from flatten.cli.options import (
     settings_options,
     source_records,
 )  # fmt: skip
-from flatten.progress import Progress
-from flatten.record import PROFILES
-from flatten.writer import write_json, write_jsonl
 
+# The codec, the writer and the progress line load when a command runs, not for --help.
 if TYPE_CHECKING:
     from flatten.record import Record
     from flatten.report import RunReport
@@ -94,10 +92,14 @@ def flatten_command(
     quiet: Quiet = False,
 ) -> None:  # fmt: skip
     """Flatten a folder, a git repository or a docs site into JSONL records, one per slice."""
+    from flatten.record import PROFILES
+    from flatten.writer import write_jsonl
+
     run_flatten(
         lambda records, _: write_jsonl(
             records, output, PROFILES[fmt.value], marked=fmt is Format.native
         ),
+        encode_as=fmt.value,  # the workers encode the lines: see flatten.pipeline
         root=root, repo=repo, ref=ref, subdir=subdir, token_env=token_env, url=url, scope=scope,
         max_pages=max_pages, max_depth=max_depth, concurrency=concurrency, delay=delay,
         timeout=timeout, max_page_size=max_page_size, ignore_robots=ignore_robots,
@@ -118,12 +120,15 @@ def run_flatten(
     max_page_size: str, ignore_robots: bool, no_sitemap: bool, header: list[str] | None,
     kind: Kind, output: Path | None, include: list[str] | None, exclude: list[str] | None,
     max_file_size: str, max_chars: int, report_path: Path | None, workers: int,
-    config: Path | None, quiet: bool,
+    config: Path | None, quiet: bool, encode_as: str | None = None,
 ) -> RunReport:  # fmt: skip
     """Run the pipeline on the flags of `flatten` and hand its records to `consume` (which
     writes them); the report is filled, written (--report) and summed up whatever happens.
-    `flatten` and `pack` differ only in their consumer."""
+    `flatten` and `pack` differ only in their consumer (and `encode_as`: `flatten`'s records
+    may come as lines already encoded in that layout, which its writer copies)."""
+    from flatten.progress import Progress
     from flatten.report import RunReport
+    from flatten.writer import write_json
 
     settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
@@ -139,7 +144,8 @@ def run_flatten(
     try:
         with Progress("flatten", enabled=not quiet) as progress:
             records = source_records(root, repo, ref, subdir, token_env, options, report,
-                                     progress, url=url, crawling=crawling)  # fmt: skip
+                                     progress, url=url, crawling=crawling,
+                                     encode_as=encode_as)  # fmt: skip
             try:
                 consume(records, report)
             finally:

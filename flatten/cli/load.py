@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flatten.cli.jobs import flatten_settings, plan, rerun_with
-from flatten.cli.loading import Run, failure_summary, ingest_options, load_into, summarized
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
@@ -50,7 +49,6 @@ from flatten.cli.output import say
 from flatten.config import SOURCE_KEYS, load_sources
 from flatten.corpus_names import root_corpus
 from flatten.errors import UsageError
-from flatten.summary import Summary
 
 # The pipeline, the shards and the index load when a command runs, not for --help.
 if TYPE_CHECKING:
@@ -146,8 +144,10 @@ def index_command(
                          max_delete, wait, no_embed, base_url, model, api_key_env,
                          as_json=as_json, quiet=quiet)  # fmt: skip
         return
+    from flatten.cli.loading import ingest_options, load_into, summarized
     from flatten.pipeline import flatten_root
     from flatten.report import RunReport
+    from flatten.summary import Summary
     from index.loader import spool_records, spool_stdin, stdin_is_stream
 
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
@@ -202,6 +202,7 @@ def _index_manifests(
 ) -> None:  # fmt: skip
     """`index --manifests DIR` (see flatten.cli.many); a usage error for PATHs beside it, or
     for neither."""
+    from flatten.cli.loading import failure_summary, ingest_options
     from flatten.cli.many import index_manifests
     from flatten.manifest import find_manifests
 
@@ -285,6 +286,7 @@ def ingest_command(
     names the commit of its last load is skipped without cloning. --shard i/n takes one
     matrix job's share of them; --out DIR writes JSONL and a manifest for `index --manifests`
     instead of loading."""
+    from flatten.cli.loading import Run, failure_summary
     from flatten.parallel import default_workers
     from flatten.shards import parse_shard, pick
 

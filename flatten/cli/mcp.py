@@ -11,7 +11,6 @@ reader, and every hit carries the document's `path`).
 # and the SDK reads them from the functions, so they must be real objects, not strings.
 
 import json
-import socket
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
@@ -297,6 +296,8 @@ def serve(
 
 def _check_listen(host: str, port: int) -> None:
     """Fail with a named reason before the web server would print its own error and exit 3."""
+    import socket  # only `mcp --http` listens: not loaded for the other commands' start-up
+
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:

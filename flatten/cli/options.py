@@ -24,6 +24,7 @@ from flatten.options import FlattenOptions
 if TYPE_CHECKING:
     from flatten.record import Record
     from flatten.report import RunReport
+    from flatten.writer import EncodedLines
     from index.vectors.client import EmbeddingConfig
 
 
@@ -355,8 +356,11 @@ def source_records(
     *,
     url: str | None = None,
     crawling: CrawlOptions | None = None,
-) -> Iterator[Record]:
-    """The records of --root, --repo or --url (exactly one), after checking the flags fit."""
+    encode_as: str | None = None,
+) -> Iterator[Record | EncodedLines]:
+    """The records of --root, --repo or --url (exactly one), after checking the flags fit.
+    `encode_as` (a layout, for writing JSONL): a tree's files come as `EncodedLines`, encoded
+    by the workers; a site's pages come as records (they are sliced in this process anyway)."""
     from flatten.pipeline import flatten_repo, flatten_root, flatten_url
 
     if sum(x is not None for x in (root, repo, url)) != 1:
@@ -368,11 +372,10 @@ def source_records(
         return flatten_url(url, options, report, crawl_options=crawling)
     if root is not None:
         check_repo_only("root", ref, subdir, token_env)
-        return flatten_root(root, options, report, on_progress=on_progress)
+        return flatten_root(root, options, report, on_progress=on_progress, encode_as=encode_as)
     assert repo is not None
-    return flatten_repo(
-        repo, ref, options, report, subdir=subdir, token_env=token_env, on_progress=on_progress
-    )
+    return flatten_repo(repo, ref, options, report, subdir=subdir, token_env=token_env,
+                        on_progress=on_progress, encode_as=encode_as)  # fmt: skip
 
 
 def check_repo_only(kind: str, ref: str | None, subdir: str | None, token_env: str | None) -> None:

@@ -18,7 +18,6 @@ import typer
 
 from flatten.errors import FlattenError
 from flatten.jsonform import to_json
-from flatten.writer import dumps
 from index.errors import QueryError
 from index.results import REQUESTED, Tier, TierUsed
 from index.text import clean, clean_json, one_line
@@ -81,6 +80,8 @@ def echo_json(data: Any) -> None:
 
 def json_line(data: Any) -> None:
     """One compact JSON line (`search --queries`), every string cleaned."""
+    from flatten.record import dumps  # the codec (orjson) loads when a line is written
+
     typer.echo(dumps(clean_json(to_json(data))))
 
 

@@ -12,10 +12,9 @@ import typer
 
 from flatten.cli.flatten import flatten_command, run_flatten
 from flatten.cli.options import with_options_of
-from flatten.pack import Pack, check_budget, pack, token_counter, token_table
-from flatten.writer import write_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the packer and the writer load when `pack` runs, not for --help
+    from flatten.pack import Pack
     from flatten.record import Record
     from flatten.report import RunReport
 
@@ -57,6 +56,9 @@ def pack_command(
 ) -> None:  # fmt: skip
     """Pack a folder, a git repository or a docs site into ONE markdown or XML file for a
     prompt: a directory tree, then every slice under its path and line range."""
+    from flatten.pack import check_budget, pack, token_counter, token_table
+    from flatten.writer import write_text
+
     counter = token_counter(encoding.value)
     packed: list[Pack] = []
 

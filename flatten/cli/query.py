@@ -31,7 +31,6 @@ from flatten.errors import FlattenError, UsageError
 from flatten.jsonform import to_json
 from index import documents
 from index.citations import CitationRule, parse_rules
-from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.scope import Scope
@@ -156,6 +155,8 @@ def search_command(
         vectors = _vector_tier(store, embedding, tier, rerank)
         try:
             if queries_file is not None:
+                from index.evaluate import read_queries
+
                 _search_many(store, read_queries(queries_file), vectors, options)
                 return
             assert query is not None
@@ -242,6 +243,7 @@ def eval_command(
     Judged ids may name documents (their source), slices (<source>#<ordinal>) or, in a question
     file's expect lists, pages (a path without extension). Run it with --tier lexical and again
     with --tier hybrid to compare the tiers."""
+    from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
     from index.judgments import GROUPS, UNMATCHED, ranked_units, resolve
 
     if group not in GROUPS:

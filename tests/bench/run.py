@@ -192,6 +192,21 @@ def print_table(columns: list[tuple[str, int]], rows: list[tuple[object, ...]]) 
         print(line(row))
 
 
+def print_peer(peer: real_repo.PeerComparison) -> None:
+    """One real repository: each command beside the floor (files-to-prompt) it is held to."""
+    floor = peer.seconds("files-to-prompt")
+    print(
+        f"\nreal repository, {peer.repo} ({peer.sdists} pinned sdists, {peer.files:,} files, "
+        f"{peer.megabytes} MB), median of {real_repo.ROUNDS} alternating runs"
+    )
+    print_table(
+        [("command", 30), ("s", 6), ("spread s", 10), ("x peer", 7)],
+        [(t.name, f"{t.median:.2f}", t.spread, f"{t.median / floor:.2f}") for t in peer.timings],
+    )
+    scaling = peer.seconds("auto --workers 1") / peer.seconds("auto --workers 2")
+    print(f"--kind auto, 2 workers vs 1: {scaling:.2f}x faster")
+
+
 def print_crawl(crawled: crawl_bench.CrawlMeasurement) -> None:
     print(
         f"\ncrawl: {crawled.pages} pages in {crawled.seconds} s = {crawled.pages_per_s} pages/s "
@@ -267,7 +282,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=str(PROJECT / ".bench"))
     parser.add_argument("--json", default=None, help="where to write the results")
     parser.add_argument("--only", choices=["crawl", "index", "hybrid", "devset", "shards",
-                                           "stores"],
+                                           "stores", "peer"],
                         help="run one part alone (and write no JSON); hybrid needs index's "
                         "stores in --workdir")  # fmt: skip
     parser.add_argument(
@@ -295,6 +310,10 @@ def main() -> None:
     if args.only == "shards":
         print_shards(shards_bench.measure_shards(work))
         return
+    if args.only == "peer":  # flatten beside files-to-prompt on both real repositories
+        for bench in real_repo.REPOS:
+            print_peer(real_repo.compare(work, timed, bench=bench))
+        return
     if args.only == "stores":  # SQLite beside PostgreSQL, at the largest size
         print_stores(store_bench.measure_stores(work, max(sizes)))
         return
@@ -316,18 +335,9 @@ def main() -> None:
           m.slices) for m in results],
     )  # fmt: skip
 
-    peer = real_repo.compare(work, timed)
-    floor = peer.seconds("files-to-prompt")
-    print(
-        f"\nreal repository ({len(real_repo.SDISTS)} pinned sdists, {peer.files:,} files, "
-        f"{peer.megabytes} MB), median of {real_repo.ROUNDS} alternating runs"
-    )
-    print_table(
-        [("command", 30), ("s", 6), ("spread s", 10), ("x peer", 7)],
-        [(t.name, f"{t.median:.2f}", t.spread, f"{t.median / floor:.2f}") for t in peer.timings],
-    )
-    scaling = peer.seconds("auto --workers 1") / peer.seconds("auto --workers 2")
-    print(f"--kind auto, 2 workers vs 1: {scaling:.2f}x faster")
+    peers = [real_repo.compare(work, timed, bench=bench) for bench in real_repo.REPOS]
+    for peer in peers:
+        print_peer(peer)
 
     rates = slicing_rates()
     print()
@@ -376,7 +386,7 @@ def main() -> None:
             {
                 "machine": machine,
                 "flatten": [asdict(m) for m in results],
-                "peer": asdict(peer),
+                "peer": [asdict(peer) for peer in peers],
                 "slicing": [asdict(r) for r in rates],
                 "index": [asdict(m) for m in index_runs],
                 "hybrid": [asdict(v) for v in hybrid_runs],
