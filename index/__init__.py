@@ -17,17 +17,17 @@ MCP tools do (framed, capped, secret-free JSON).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from flatten._lazy import lazy_getattr
-
-# Eager: `search` is also the name of its module, which would shadow the function on the
-# package once `index.search` is imported anywhere.
-from index.search import SearchOptions, search
 
 # Public name -> module. Loaded on first use, so `import index` (and the CLI's start-up) does
 # not pay for numpy, httpx or the agent surface until they are needed.
 _EXPORTS = {
+    "SearchOptions": "index.search",
+    "search": "index.search",
     "Knowledge": "index.agent",
     "Hit": "index.results",
     "SearchResponse": "index.results",
@@ -97,6 +97,20 @@ __all__ = [
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
+class _Package(types.ModuleType):
+    """`search` is both a function and the module it lives in. Importing the module binds it
+    on the package as `search`, which would hide the function from `from index import search`;
+    the package keeps the function instead (the module stays in sys.modules as index.search)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "search" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.agent import Knowledge
     from index.citations import CitationRule, cite, parse_rules
@@ -105,6 +119,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records
     from index.loader import LoadReport, load_files, load_records
     from index.results import Hit, SearchResponse, Tier, TierUsed
+    from index.search import SearchOptions, search
     from index.store import Store
     from index.vectors.backfill import EmbedReport, embed_pending
     from index.vectors.client import EmbeddingConfig, EmbeddingError, IdentityMismatch

@@ -34,11 +34,11 @@ from index.citations import CitationRule, parse_rules
 from index.fusion import RRF_K
 from index.results import NO_EMBEDDINGS, Tier, TierUsed
 from index.scope import Scope
-from index.search import SearchOptions, search, search_mode
 from index.store import Store, store_flag
 from index.text import query_words
 
-if TYPE_CHECKING:  # numpy and the vector modules load only in the commands that use them
+if TYPE_CHECKING:  # numpy, the vector modules and the search stages load only when used
+    from index.search import SearchOptions
     from index.vectors.client import EmbeddingConfig
     from index.vectors.stage import VectorTier
 
@@ -86,6 +86,8 @@ def _vector_tier(
     store: Store, embedding: EmbeddingConfig | None, tier: str | None, rerank: str | None = None
 ) -> VectorTier | None:
     """The vector stage when embeddings are configured; the options checked before any query."""
+    from index.search import search_mode  # the search stages load when a query runs, not for --help
+
     search_mode(tier, rerank, embedding is not None)
     if embedding is None:
         return None
@@ -144,6 +146,8 @@ def search_command(
     if query is not None and not query_words(query):
         # As knowledge_search answers: a query of no words is a mistake, not "no results".
         raise UsageError("give at least one word to look for", reason="bad-query")
+    from index.search import SearchOptions, search
+
     settings = read_config(config)
     rules = _rules(settings)
     embedding = embedding_config(settings, base_url, model, api_key_env)
@@ -176,6 +180,8 @@ def _search_many(
 ) -> None:
     """One JSON line per query (its id, then the response's JSON form); each distinct tier line
     once, on stderr."""
+    from index.search import search
+
     if vectors is not None:
         vectors.prepare([q.text for q in questions])
     said: set[TierUsed] = set()
@@ -254,6 +260,8 @@ def eval_command(
         raise UsageError("no judgments: give --qrels FILE, or queries with an expect list",
                          reason="no-judgments")  # fmt: skip
     pages = {q.id: set(q.expect) for q in questions if q.expect}
+    from index.search import SearchOptions, search
+
     tiers: list[TierUsed] = []
     with Store.open(store_dir, readonly=True) as store:
         resolved = resolve(store, judged, group, pages=pages, corpus=corpus)
