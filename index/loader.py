@@ -61,7 +61,7 @@ from index.textindex import ChunkText, DocumentText, text_index
 __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
-HOLD_CHARS = 256 << 20  # content kept between the passes, at most
+HOLD_CHARS = 256 << 20  # a document's lines kept in memory until it is settled, at most
 # A fingerprint leaves the lines' provenance out (see `content_digest`): its prefix tells it from
 # one an older version stored (a digest of the raw lines, commit and all, with no prefix), which
 # still matches until the document's next change (`_Doc.legacy`), and is rewritten then.
@@ -114,12 +114,25 @@ class _Doc:
     # (file, offset, ordinal, line number)
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
-    held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
+    # Its lines as read (our raw lines, other layouts' parsed records), aligned with `lines`,
+    # while it is the document being read; None once settled, past `HOLD_CHARS`, or when every
+    # document is settled after pass 1: its lines are then read back from the files.
+    held: list[bytes | Record] | None = field(default_factory=list)
+    held_chars: int = 0
+    settled: bool = False  # written, or found unchanged
     legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
     # A hash of its first slice's provenance (`_provenance_key`), read in pass 1 from our compact
     # lines; None when that line is not one (its provenance is then read back when needed).
     provenance: int | None = None
     first: int | None = None  # the ordinal `provenance` was read from
+
+    def hold(self, line: bytes | Record, budget: int) -> None:
+        assert self.held is not None
+        self.held_chars += len(line) if isinstance(line, bytes) else len(line.content)
+        if self.held_chars > budget:
+            self.held = None  # one very large document: read back from the file instead
+        else:
+            self.held.append(line)
 
     def fingerprint(self) -> str:
         return FINGERPRINT_PREFIX + self.hasher.hexdigest()
@@ -193,88 +206,15 @@ def load_files(
     check_corpus_name(corpus)
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
-    # Read before the write lock to decide what to keep in memory; rechecked under the lock.
-    known = {} if reindex else _fingerprints(store.db, corpus)
-    legacy = any(not f.startswith(FINGERPRINT_PREFIX) for f in known.values())
-    handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
-    try:
-        docs: dict[str, _Doc] = {}
-        framings = [_Framing() for _ in paths]
-        held_chars = 0
-        holding = True
-        previous: str | None = None
-        for index, (path, handle) in enumerate(zip(paths, handles, strict=True)):
-            framing = framings[index]
-            for number, offset, line in _read_lines(handle):
-                report.lines += 1
-                if line is None:
-                    framing.record()
-                    report.malformed.append((path.name, number, "line longer than 16 MiB"))
-                    continue
-                if not line.strip():
-                    continue
-                chunk: Record | None = None
-                try:
-                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
-                    if mark is None:
-                        place = native_head(line)
-                        if place is None:
-                            chunk = decode_line(line, f"{path.name}#L{number}")
-                            place = chunk.source, chunk.ordinal
-                except Malformed as exc:
-                    framing.record()
-                    report.malformed.append((path.name, number, str(exc)))
-                    continue
-                if mark is not None:
-                    framing.see(mark)
-                    continue
-                framing.record()
-                source, ordinal = place
-                doc = docs.get(source)
-                if doc is None:
-                    doc = docs[source] = _Doc(hashlib.sha256())
-                    doc.legacy = hashlib.sha256() if legacy else None
-                if ordinal < 0:
-                    ordinal = len(doc.lines) + 1
-                if ordinal in doc.ordinals:
-                    report.malformed.append((path.name, number, f"duplicate {source}#{ordinal}"))
-                    continue
-                if previous is not None and previous != source:
-                    _release_if_unchanged(docs[previous], known.get(previous))
-                previous = source
-                doc.ordinals.add(ordinal)
-                doc.lines.append((index, offset, ordinal, number))
-                # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
-                # Another layout's record as ours, so its provenance is told apart too.
-                raw = line.rstrip(b"\r\n")
-                ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
-                content_digest(ours, doc.hasher)
-                doc.hasher.update(b"\n")
-                if doc.first is None or ordinal < doc.first:
-                    doc.first, doc.provenance = ordinal, _provenance_key(ours)
-                if doc.legacy is not None:
-                    doc.legacy.update(raw)
-                    doc.legacy.update(b"\n")
-                if chunk is None:
-                    doc.held = None  # not parsed yet: pass 2 reads it
-                elif holding and doc.held is not None:
-                    if chunk.ordinal != ordinal:
-                        chunk = dataclasses.replace(chunk, ordinal=ordinal)
-                    held_chars += len(chunk.content)
-                    if held_chars > hold_chars:
-                        holding = False  # over budget: pass 2 reads everything back
-                        for other in docs.values():
-                            other.held = None
-                    else:
-                        doc.held.append(chunk)
-                elif not holding:
-                    doc.held = None
-        _refuse_unframed(paths, framings, set(streams), partial)
+    with contextlib.ExitStack() as files:
+        # One handle reads each file in order, another reads lines back (pass 2, provenance).
+        handles = [files.enter_context(open(path, "rb")) for path in paths]
+        readers = [files.enter_context(open(path, "rb")) for path in paths]
         with store.write(corpus) as db:
-            _apply(db, handles, paths, docs, corpus, report, partial, reindex, max_delete)
-    finally:
-        for handle in handles:
-            handle.close()
+            load = _Load(db, readers, paths, corpus, report, reindex, hold_chars)
+            framings = load.read(handles)
+            _refuse_unframed(paths, framings, set(streams), partial)
+            load.finish(partial, max_delete)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -311,129 +251,258 @@ def _refuse_unframed(
             )
 
 
-def _fingerprints(db: sqlite3.Connection, corpus: str) -> dict[str, str]:
-    return dict(
+class _Load:
+    """One corpus load inside the store's write transaction.
+
+    Pass 1 reads the files in order. Documents come one after another (flatten writes each
+    document's slices together), so each is settled as soon as the next begins: written while
+    the rest is read, its text indexed on the writer's thread. A document that comes back after
+    another (split across the input) undoes that: everything written since the savepoint taken
+    at the start is rolled back, and every document is settled after pass 1, reading its lines
+    back from the files, as one whole. Either way the same rows are written, in the same order.
+    """
+
+    SAVEPOINT = "docs_flatten_streamed"
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        readers: list[IO[bytes]],
+        paths: list[Path],
+        corpus: str,
+        report: LoadReport,
+        reindex: bool,
+        hold_chars: int,
+    ) -> None:
+        self.db, self.readers, self.paths, self.report = db, readers, paths, report
+        self.hold_chars = hold_chars
+        self.now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         db.execute(
-            "SELECT d.source, d.fingerprint FROM documents d JOIN corpora k "
-            "ON k.id = d.corpus_id WHERE k.name = ?",
-            (corpus,),
-        ).fetchall()
-    )
-
-
-def _release_if_unchanged(doc: _Doc, known: str | None) -> None:
-    """A finished document that is unchanged needs no content in memory."""
-    if doc.held and doc.matches(known):
-        doc.held = []
-
-
-def _apply(
-    db: sqlite3.Connection,
-    handles: list[IO[bytes]],
-    paths: list[Path],
-    docs: dict[str, _Doc],
-    corpus: str,
-    report: LoadReport,
-    partial: bool,
-    reindex: bool,
-    max_delete: RemovalLimit = DEFAULT_LIMIT,
-) -> None:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    db.execute(
-        "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
-        # origin: what the corpus was made from (ingest_files' `state`), no longer known
-        "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
-        (corpus, now),
-    )
-    corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
-    text_index(db).prepare_load()
-    existing = {
-        row[1]: (row[0], row[2], row[3:])
-        for row in db.execute(
-            "SELECT id, source, fingerprint, repo_url, commit_sha, ref, repo_path, dirty "
-            "FROM documents WHERE corpus_id = ?",
-            (corpus_id,),
+            "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
+            # origin: what the corpus was made from (ingest_files' `state`), no longer known
+            "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
+            (corpus, self.now),
         )
-    }
-    if not partial and not reindex:  # before any write: past the limit, nothing changes
-        max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
-    if reindex:
-        for doc_id, *_ in existing.values():
-            _delete_document(db, doc_id, corpus_id)
-        existing = {}
-    writer = _BatchWriter(db)
-    try:
-        origin, moved = _write_documents(
-            writer, handles, paths, docs, existing, corpus_id, now, report
+        found = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()
+        self.corpus_id: int = found[0]
+        text_index(db).prepare_load()
+        # source -> (id, fingerprint, (repo_url, commit_sha, ref, repo_path, dirty))
+        self.existing: dict[str, tuple[int, str, tuple[Any, ...]]] = {
+            row[1]: (row[0], row[2], row[3:])
+            for row in db.execute(
+                "SELECT id, source, fingerprint, repo_url, commit_sha, ref, repo_path, dirty "
+                "FROM documents WHERE corpus_id = ?",
+                (self.corpus_id,),
+            )
+        }
+        self.reindex = reindex
+        if reindex:
+            for doc_id, *_ in self.existing.values():
+                _delete_document(db, doc_id, self.corpus_id)
+            self.existing = {}
+        self.legacy = any(
+            not f.startswith(FINGERPRINT_PREFIX) for _, f, _ in self.existing.values()
         )
-        writer.flush()
-        writer.wait()
-    finally:
-        writer.close()
-    # Unchanged documents whose provenance moved (or whose fingerprint an older version
-    # stored): their row is updated, their slices and text stay as they are.
-    db.executemany(
-        "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, dirty = ?, "
-        "fingerprint = ? WHERE id = ?",
-        moved,
-    )
-    if origin is not None:  # the corpus's origin, as its newest records say
-        db.execute(
-            "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
-            (*origin, corpus_id),
+        self.docs: dict[str, _Doc] = {}
+        self.streaming = True
+        db.execute(f"SAVEPOINT {self.SAVEPOINT}")
+        self._start_writing()
+
+    def _start_writing(self) -> None:
+        self.writer = _BatchWriter(self.db)
+        self.written: Record | None = None  # the first document written: the corpus's origin
+        # Unchanged documents whose provenance moved (or whose fingerprint an older version
+        # stored): (provenance..., fingerprint, id), updated in place at the end.
+        self.moved: list[tuple[Any, ...]] = []
+        self.unparsed: list[tuple[str, int, str]] = []  # malformed lines found when settling
+
+    def _stop_streaming(self) -> None:
+        """A document came back after another: undo what was written, settle all at the end."""
+        self.writer.close()
+        self.db.execute(f"ROLLBACK TO SAVEPOINT {self.SAVEPOINT}")
+        text_index(self.db).prepare_load()  # what it noted for this load was rolled back too
+        report = self.report
+        report.added = report.updated = report.unchanged = report.removed = report.chunks = 0
+        self._start_writing()
+        for doc in self.docs.values():
+            doc.held, doc.settled = None, False
+        self.streaming = False
+
+    def read(self, handles: list[IO[bytes]]) -> list[_Framing]:
+        """Pass 1: every line read once, grouped by document and fingerprinted (and, while
+        streaming, each document settled once the next begins). Returns each file's framing."""
+        report, docs, legacy = self.report, self.docs, self.legacy
+        framings = [_Framing() for _ in handles]
+        doc: _Doc | None = None
+        previous: str | None = None
+        for index, (path, handle) in enumerate(zip(self.paths, handles, strict=True)):
+            framing = framings[index]
+            for number, offset, line in _read_lines(handle):
+                report.lines += 1
+                if line is None:
+                    framing.record()
+                    report.malformed.append((path.name, number, "line longer than 16 MiB"))
+                    continue
+                if not line.strip():
+                    continue
+                chunk: Record | None = None
+                try:
+                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
+                    if mark is None:
+                        place = native_head(line)
+                        if place is None:
+                            chunk = decode_line(line, f"{path.name}#L{number}")
+                            place = chunk.source, chunk.ordinal
+                except Malformed as exc:
+                    framing.record()
+                    report.malformed.append((path.name, number, str(exc)))
+                    continue
+                if mark is not None:
+                    framing.see(mark)
+                    continue
+                framing.record()
+                source, ordinal = place
+                if source != previous:
+                    if doc is not None and self.streaming:
+                        self._settle(previous, doc)  # type: ignore[arg-type]
+                    doc = docs.get(source)
+                    if doc is None:
+                        doc = docs[source] = _Doc(hashlib.sha256())
+                        doc.legacy = hashlib.sha256() if legacy else None
+                        if not self.streaming:
+                            doc.held = None
+                    elif self.streaming:
+                        self._stop_streaming()
+                    previous = source
+                if ordinal < 0:
+                    ordinal = len(doc.lines) + 1
+                if ordinal in doc.ordinals:
+                    report.malformed.append((path.name, number, f"duplicate {source}#{ordinal}"))
+                    continue
+                doc.ordinals.add(ordinal)
+                doc.lines.append((index, offset, ordinal, number))
+                # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
+                # Another layout's record as ours, so its provenance is told apart too.
+                raw = line.rstrip(b"\r\n")
+                ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
+                content_digest(ours, doc.hasher)
+                doc.hasher.update(b"\n")
+                if doc.first is None or ordinal < doc.first:
+                    doc.first, doc.provenance = ordinal, _provenance_key(ours)
+                if doc.legacy is not None:
+                    doc.legacy.update(raw)
+                    doc.legacy.update(b"\n")
+                if doc.held is not None:
+                    doc.hold(line if chunk is None else chunk, self.hold_chars)
+        if doc is not None and self.streaming:
+            self._settle(previous, doc)  # type: ignore[arg-type]
+        return framings
+
+    def finish(self, partial: bool, max_delete: RemovalLimit) -> None:
+        """After pass 1: settle what is left, update moved provenance, remove what is gone."""
+        db, report, existing = self.db, self.report, self.existing
+        if not partial and not self.reindex:  # past the limit, the transaction is rolled back
+            max_delete.check(
+                sum(s not in self.docs for s in existing), len(existing), report.corpus
+            )
+        try:
+            if not self.streaming:
+                for source, doc in self.docs.items():
+                    self._settle(source, doc)
+            self.writer.flush()
+            self.writer.wait()
+        finally:
+            self.writer.close()
+        report.malformed.extend(self.unparsed)
+        db.executemany(
+            "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, "
+            "dirty = ?, fingerprint = ? WHERE id = ?",
+            self.moved,
         )
-    if not partial:
-        for source, (doc_id, *_) in existing.items():
-            if source not in docs:
-                _delete_document(db, doc_id, corpus_id)
-                report.removed += 1
+        if self.written is not None:  # the corpus's origin, as its newest records say
+            p = self.written.provenance
+            origin: tuple[Any, ...] | None = (p.repo_url, p.commit, p.ref)
+        else:
+            origin = self.moved[0][:3] if self.moved else None
+        if origin is not None:
+            db.execute(
+                "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
+                (*origin, self.corpus_id),
+            )
+        if not partial:
+            for source, (doc_id, *_) in existing.items():
+                if source not in self.docs:
+                    _delete_document(db, doc_id, self.corpus_id)
+                    report.removed += 1
 
-
-def _write_documents(
-    writer: _BatchWriter,
-    handles: list[IO[bytes]],
-    paths: list[Path],
-    docs: dict[str, _Doc],
-    existing: dict[str, tuple[int, str, tuple[Any, ...]]],
-    corpus_id: int,
-    now: str,
-    report: LoadReport,
-) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
-    """Add new and replace changed documents. Return the corpus's origin (repository, commit,
-    ref: of the first document written, else of the first whose provenance moved) and the rows
-    of unchanged documents to update in place (provenance..., fingerprint, id)."""
-    written: Record | None = None
-    moved: list[tuple[Any, ...]] = []
-    for source, doc in docs.items():
+    def _settle(self, source: str, doc: _Doc) -> None:
+        """Skip an unchanged document (noting a moved provenance) or write a new or changed
+        one, replacing what the store held."""
+        report = self.report
+        held, doc.held, doc.settled = doc.held, None, True
         fingerprint = doc.fingerprint()
-        current = existing.get(source)
+        current = self.existing.get(source)
         if current and doc.matches(current[1]):
             report.unchanged += 1
             stored = (*current[2][:4], bool(current[2][4]))
             if doc.provenance is not None and doc.provenance == hash(stored):
                 provenance = stored  # the same: nothing to read back
             else:
-                provenance = _provenance_of(doc, handles, source)
+                provenance = self._provenance_of(doc, held, source)
             if provenance != stored or current[1] != fingerprint:
-                moved.append((*provenance, fingerprint, current[0]))
-            continue
-        chunks = _chunks_of(doc, handles, paths, source, report)
+                self.moved.append((*provenance, fingerprint, current[0]))
+            return
+        chunks = self._chunks_of(doc, held, source)
         if current:
-            writer.delete(current[0])
+            self.writer.delete(current[0])
         if not chunks:  # every line of it was malformed
             report.removed += 1 if current else 0
-            continue
+            return
         if current:
             report.updated += 1
         else:
             report.added += 1
-        written = written or chunks[0]
-        writer.add(corpus_id, source, fingerprint, chunks, now)
+        self.written = self.written or chunks[0]
+        self.writer.add(self.corpus_id, source, fingerprint, chunks, self.now)
         report.chunks += len(chunks)
-    if written is not None:
-        p = written.provenance
-        return (p.repo_url, p.commit, p.ref), moved
-    return (moved[0][:3] if moved else None), moved
+
+    def _line(self, doc: _Doc, held: list[bytes | Record] | None, at: int) -> bytes | Record:
+        """A document's line `at` (in reading order): held, or read back from its file."""
+        if held is not None:
+            return held[at]
+        f, offset, _, _ = doc.lines[at]
+        self.readers[f].seek(offset)
+        return self.readers[f].readline(MAX_LINE_BYTES + 1)
+
+    def _provenance_of(
+        self, doc: _Doc, held: list[bytes | Record] | None, source: str
+    ) -> tuple[Any, ...]:
+        """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as
+        its documents row keeps them."""
+        first = min(range(len(doc.lines)), key=lambda at: doc.lines[at][2])
+        line = self._line(doc, held, first)
+        if isinstance(line, bytes):
+            pairs = provenance_pairs(line)
+            if pairs is not None:
+                return read_provenance(pairs)
+            line = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
+        p = line.provenance
+        return p.repo_url, p.commit, p.ref, line.repo_path, line.dirty
+
+    def _chunks_of(self, doc: _Doc, held: list[bytes | Record] | None, source: str) -> list[Record]:
+        """A document's chunks in ordinal order, each line parsed now (or in pass 1)."""
+        chunks = []
+        for at, (f, _, ordinal, number) in enumerate(doc.lines):
+            line = self._line(doc, held, at)
+            try:
+                chunk = decode_line(line, source) if isinstance(line, bytes) else line
+            except Malformed as exc:
+                self.unparsed.append((self.paths[f].name, number, str(exc)))
+                continue
+            if (chunk.source, chunk.ordinal) != (source, ordinal):
+                chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
+            chunks.append(chunk)
+        return sorted(chunks, key=lambda c: c.ordinal)
 
 
 def _provenance_key(line: bytes) -> int | None:
@@ -442,41 +511,6 @@ def _provenance_key(line: bytes) -> int | None:
     unchanged document whose provenance did not move is not read again."""
     pairs = provenance_pairs(line)
     return None if pairs is None else hash(read_provenance(pairs))
-
-
-def _provenance_of(doc: _Doc, handles: list[IO[bytes]], source: str) -> tuple[Any, ...]:
-    """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as its
-    documents row keeps them: read back from the file (one line a document) rather than kept
-    from pass 1 for every document."""
-    f, offset, _, _ = min(doc.lines, key=lambda line: line[2])
-    handles[f].seek(offset)
-    line = handles[f].readline(MAX_LINE_BYTES + 1)
-    pairs = provenance_pairs(line)
-    if pairs is not None:
-        return read_provenance(pairs)
-    chunk = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
-    p = chunk.provenance
-    return p.repo_url, p.commit, p.ref, chunk.repo_path, chunk.dirty
-
-
-def _chunks_of(
-    doc: _Doc, handles: list[IO[bytes]], paths: list[Path], source: str, report: LoadReport
-) -> list[Record]:
-    """A document's chunks in ordinal order: kept from pass 1, or parsed from the file now."""
-    if doc.held is not None and len(doc.held) == len(doc.lines):
-        return sorted(doc.held, key=lambda c: c.ordinal)
-    chunks = []
-    for f, offset, ordinal, number in doc.lines:
-        handles[f].seek(offset)
-        try:
-            chunk = decode_line(handles[f].readline(MAX_LINE_BYTES + 1), source)
-        except Malformed as exc:
-            report.malformed.append((paths[f].name, number, str(exc)))
-            continue
-        if (chunk.source, chunk.ordinal) != (source, ordinal):
-            chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
-        chunks.append(chunk)
-    return sorted(chunks, key=lambda c: c.ordinal)
 
 
 def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:

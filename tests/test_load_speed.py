@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from flatten.record import Malformed, parse_line
 from flatten.record import json_value as read_by_json
-from index.loader import _BatchWriter, load_records
-from index.search import search
+from index.loader import _BatchWriter, load_files, load_records
+from index.search import SearchOptions, search
 from index.store import Store
 from index.text import _has_inner_capital, identifier_parts
 from index.textindex.fts5 import FTS_BUFFER_BYTES
-from tests.conftest import record
+from tests.conftest import jsonl, record
 
 SCALARS = (
     st.none()
@@ -177,3 +177,39 @@ def test_many_small_batches_index_what_one_batch_does(tmp_path, monkeypatch):
             states.append(index_state(store))
     assert states[0] == states[1]
     assert states[0][-1] == ("exact 'edited'", 12)
+
+
+def corpus_state(store: Store, corpus: str) -> list[tuple]:
+    return store.db.execute(
+        "SELECT d.source, d.fingerprint, c.ordinal, c.title, d.commit_sha FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
+        "WHERE k.name = ? ORDER BY d.source, c.ordinal",
+        (corpus,),
+    ).fetchall()
+
+
+@pytest.mark.parametrize("batch", [1, 1 << 30])  # every document a batch of its own, or one
+def test_a_document_split_across_the_input_loads_as_if_it_came_whole(
+    store, tmp_path, monkeypatch, batch
+):
+    """Documents are written as soon as the next begins; one that comes back later undoes
+    that (a document whose first part replaced the stored one among them) and every document
+    is written after the whole input is read: the same rows, counts and matches either way."""
+    first = [record(f"{s}.md", k, f"{s} part {k} about otters", commit="c1")
+             for s in "abcd" for k in (1, 2)]  # fmt: skip
+    changed = [record("b.md", 2, "b part 2 about beavers now", commit="c2")]
+    whole = [*first[:2], first[2], changed[0], *first[4:]]
+    split = [*first[:2], first[2], *first[4:6], changed[0], *first[6:]]  # b.md#2 after c.md
+    monkeypatch.setattr(_BatchWriter, "BATCH_CHARS", batch)
+    reports = {}
+    for corpus, second in (("whole", whole), ("split", split)):
+        load_files(store, [jsonl(tmp_path / f"{corpus}-1.jsonl", first)], corpus)
+        report = load_files(store, [jsonl(tmp_path / f"{corpus}-2.jsonl", second)], corpus)
+        reports[corpus] = (report.added, report.updated, report.unchanged, report.chunks)
+    assert reports["split"] == reports["whole"] == (0, 1, 3, 2)
+    assert corpus_state(store, "split") == corpus_state(store, "whole")
+    for corpus in ("whole", "split"):
+        found = search(store, "beavers", SearchOptions(corpus=corpus)).results
+        assert [r.token for r in found] == ["b.md#2"]
+        otters = search(store, "otters", SearchOptions(corpus=corpus, top_k=20)).results
+        assert "b.md#2" not in [r.token for r in otters]
