@@ -61,6 +61,7 @@ from index.textindex import ChunkText, DocumentText, text_index
 __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
+READ_BYTES = 1 << 20  # pass 1 reads the files a block at a time
 HOLD_CHARS = 256 << 20  # a document's lines kept in memory until it is settled, at most
 # A fingerprint leaves the lines' provenance out (see `content_digest`): its prefix tells it from
 # one an older version stored (a digest of the raw lines, commit and all, with no prefix), which
@@ -126,14 +127,6 @@ class _Doc:
     provenance: int | None = None
     first: int | None = None  # the ordinal `provenance` was read from
 
-    def hold(self, line: bytes | Record, budget: int) -> None:
-        assert self.held is not None
-        self.held_chars += len(line) if isinstance(line, bytes) else len(line.content)
-        if self.held_chars > budget:
-            self.held = None  # one very large document: read back from the file instead
-        else:
-            self.held.append(line)
-
     def fingerprint(self) -> str:
         return FINGERPRINT_PREFIX + self.hasher.hexdigest()
 
@@ -169,20 +162,38 @@ class _Framing:
 
 
 def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
-    """(line number, offset, line bytes or None when over the size limit)."""
+    """(line number, offset, the line without its newline, or None when over the size limit),
+    read a block at a time: a line over the limit is skipped, never held whole."""
     number = 0
+    at = 0  # the file offset of `tail`, the start of a line the next block continues
+    tail = b""
+    skipped: int | None = None  # the offset of the line over the limit being skipped
     while True:
-        offset = handle.tell()
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
+        block = handle.read(READ_BYTES)
+        if skipped is not None:
+            end = block.find(b"\n")
+            if block and end < 0:
+                at += len(block)
+                continue
+            number += 1
+            yield number, skipped, None
+            skipped = None
+            if end < 0:
+                return
+            at += end + 1
+            block = block[end + 1 :]
+        if not block:
+            if tail:
+                yield number + 1, at, tail
             return
-        number += 1
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # skip the rest of an oversized line
-                line = handle.readline(1 << 20)
-            yield number, offset, None
-            continue
-        yield number, offset, line
+        lines = (tail + block if tail else block).split(b"\n")
+        tail = lines.pop()
+        for line in lines:
+            number += 1
+            yield number, at, line if len(line) <= MAX_LINE_BYTES else None
+            at += len(line) + 1
+        if len(tail) > MAX_LINE_BYTES:
+            skipped, at, tail = at, at + len(tail), b""
 
 
 def load_files(
@@ -343,7 +354,7 @@ class _Load:
                     framing.record()
                     report.malformed.append((path.name, number, "line longer than 16 MiB"))
                     continue
-                if not line.strip():
+                if not line or line.isspace():
                     continue
                 chunk: Record | None = None
                 try:
@@ -383,7 +394,7 @@ class _Load:
                 doc.lines.append((index, offset, ordinal, number))
                 # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
                 # Another layout's record as ours, so its provenance is told apart too.
-                raw = line.rstrip(b"\r\n")
+                raw = line.rstrip(b"\r") if line.endswith(b"\r") else line
                 ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
                 content_digest(ours, doc.hasher)
                 doc.hasher.update(b"\n")
@@ -393,7 +404,11 @@ class _Load:
                     doc.legacy.update(raw)
                     doc.legacy.update(b"\n")
                 if doc.held is not None:
-                    doc.hold(line if chunk is None else chunk, self.hold_chars)
+                    doc.held_chars += len(line) if chunk is None else len(chunk.content)
+                    if doc.held_chars > self.hold_chars:
+                        doc.held = None  # a very large document: read back from the file
+                    else:
+                        doc.held.append(line if chunk is None else chunk)
         if doc is not None and self.streaming:
             self._settle(previous, doc)  # type: ignore[arg-type]
         return framings

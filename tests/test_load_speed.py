@@ -213,3 +213,37 @@ def test_a_document_split_across_the_input_loads_as_if_it_came_whole(
         assert [r.token for r in found] == ["b.md#2"]
         otters = search(store, "otters", SearchOptions(corpus=corpus, top_k=20)).results
         assert "b.md#2" not in [r.token for r in otters]
+
+
+def lines_by_readline(handle: Any, limit: int) -> list[tuple[int, int, bytes | None]]:
+    """The reader pass 1 used before blocks: one readline a line, over `limit` skipped."""
+    out, number = [], 0
+    while True:
+        offset = handle.tell()
+        line = handle.readline(limit + 1)
+        if not line:
+            return out
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(7)
+            out.append((number, offset, None))
+            continue
+        out.append((number, offset, line.removesuffix(b"\n")))
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200).map(lambda b: b.replace(b"a", b"\n")), st.integers(1, 9),
+       st.integers(1, 12))  # fmt: skip
+def test_lines_read_a_block_at_a_time_are_the_lines_readline_gives(data, block, limit):
+    import io
+
+    import index.loader as loader
+
+    saved = loader.READ_BYTES, loader.MAX_LINE_BYTES
+    loader.READ_BYTES, loader.MAX_LINE_BYTES = block, limit
+    try:
+        got = list(loader._read_lines(io.BytesIO(data)))
+    finally:
+        loader.READ_BYTES, loader.MAX_LINE_BYTES = saved
+    assert got == lines_by_readline(io.BytesIO(data), limit)
