@@ -63,9 +63,12 @@ __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 READ_BYTES = 1 << 20  # pass 1 reads the files a block at a time
 HOLD_CHARS = 256 << 20  # a document's lines kept in memory until it is settled, at most
-# A fingerprint leaves the lines' provenance out (see `content_digest`): its prefix tells it from
-# one an older version stored (a digest of the raw lines, commit and all, with no prefix), which
-# still matches until the document's next change (`_Doc.legacy`), and is rewritten then.
+# A fingerprint is `v2:<content>:<lines>`. <content> is a digest of the document's lines less
+# their provenance (see `content_digest`): it decides whether a document changed. <lines> is a
+# digest of the raw lines (commit and all): when it matches, so does the content, and the lines
+# are not read again (a no-op reload hashes each line once, and parses nothing). Older versions
+# stored `v2:<content>` (matched by content) or the raw digest alone, with no prefix (matched by
+# it); either is rewritten at the document's next load.
 FINGERPRINT_PREFIX = "v2:"
 
 
@@ -111,7 +114,7 @@ class LoadReport:
 
 @dataclass
 class _Doc:
-    hasher: Any
+    lines_digest: Any  # of its raw lines (see FINGERPRINT_PREFIX)
     # (file, offset, ordinal, line number)
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
@@ -121,21 +124,6 @@ class _Doc:
     held: list[bytes | Record] | None = field(default_factory=list)
     held_chars: int = 0
     settled: bool = False  # written, or found unchanged
-    legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
-    # A hash of its first slice's provenance (`_provenance_key`), read in pass 1 from our compact
-    # lines; None when that line is not one (its provenance is then read back when needed).
-    provenance: int | None = None
-    first: int | None = None  # the ordinal `provenance` was read from
-
-    def fingerprint(self) -> str:
-        return FINGERPRINT_PREFIX + self.hasher.hexdigest()
-
-    def matches(self, known: str | None) -> bool:
-        if known is None:
-            return False
-        if self.legacy is not None and not known.startswith(FINGERPRINT_PREFIX):
-            return self.legacy.hexdigest() == known
-        return self.fingerprint() == known
 
 
 @dataclass
@@ -182,6 +170,8 @@ def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
                 return
             at += end + 1
             block = block[end + 1 :]
+            if not block:
+                continue  # the line ended with the block: not the end of the file
         if not block:
             if tail:
                 yield number + 1, at, tail
@@ -311,9 +301,6 @@ class _Load:
             for doc_id, *_ in self.existing.values():
                 _delete_document(db, doc_id, self.corpus_id)
             self.existing = {}
-        self.legacy = any(
-            not f.startswith(FINGERPRINT_PREFIX) for _, f, _ in self.existing.values()
-        )
         self.docs: dict[str, _Doc] = {}
         self.streaming = True
         db.execute(f"SAVEPOINT {self.SAVEPOINT}")
@@ -342,7 +329,7 @@ class _Load:
     def read(self, handles: list[IO[bytes]]) -> list[_Framing]:
         """Pass 1: every line read once, grouped by document and fingerprinted (and, while
         streaming, each document settled once the next begins). Returns each file's framing."""
-        report, docs, legacy = self.report, self.docs, self.legacy
+        report, docs = self.report, self.docs
         framings = [_Framing() for _ in handles]
         doc: _Doc | None = None
         previous: str | None = None
@@ -379,7 +366,6 @@ class _Load:
                     doc = docs.get(source)
                     if doc is None:
                         doc = docs[source] = _Doc(hashlib.sha256())
-                        doc.legacy = hashlib.sha256() if legacy else None
                         if not self.streaming:
                             doc.held = None
                     elif self.streaming:
@@ -392,17 +378,9 @@ class _Load:
                     continue
                 doc.ordinals.add(ordinal)
                 doc.lines.append((index, offset, ordinal, number))
-                # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
-                # Another layout's record as ours, so its provenance is told apart too.
-                raw = line.rstrip(b"\r") if line.endswith(b"\r") else line
-                ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
-                content_digest(ours, doc.hasher)
-                doc.hasher.update(b"\n")
-                if doc.first is None or ordinal < doc.first:
-                    doc.first, doc.provenance = ordinal, _provenance_key(ours)
-                if doc.legacy is not None:
-                    doc.legacy.update(raw)
-                    doc.legacy.update(b"\n")
+                digest = doc.lines_digest
+                digest.update(line.rstrip(b"\r") if line.endswith(b"\r") else line)
+                digest.update(b"\n")
                 if doc.held is not None:
                     doc.held_chars += len(line) if chunk is None else len(chunk.content)
                     if doc.held_chars > self.hold_chars:
@@ -455,16 +433,22 @@ class _Load:
         one, replacing what the store held."""
         report = self.report
         held, doc.held, doc.settled = doc.held, None, True
-        fingerprint = doc.fingerprint()
+        lines = doc.lines_digest.hexdigest()
         current = self.existing.get(source)
-        if current and doc.matches(current[1]):
+        known = current[1] if current else ""
+        if current and _lines_of(known) == lines:
+            # The same lines as the store last saw, provenance and all: nothing else to read.
             report.unchanged += 1
+            if known == lines:  # an older version's fingerprint: rewritten
+                stored = (*current[2][:4], bool(current[2][4]))
+                self.moved.append((*stored, self._fingerprint(doc, held, lines), current[0]))
+            return
+        fingerprint = self._fingerprint(doc, held, lines)
+        if current and _content_of(known) == _content_of(fingerprint):
+            report.unchanged += 1  # the same content from another commit
             stored = (*current[2][:4], bool(current[2][4]))
-            if doc.provenance is not None and doc.provenance == hash(stored):
-                provenance = stored  # the same: nothing to read back
-            else:
-                provenance = self._provenance_of(doc, held, source)
-            if provenance != stored or current[1] != fingerprint:
+            provenance = self._provenance_of(doc, held, source)
+            if provenance != stored or known != fingerprint:
                 self.moved.append((*provenance, fingerprint, current[0]))
             return
         chunks = self._chunks_of(doc, held, source)
@@ -480,6 +464,22 @@ class _Load:
         self.written = self.written or chunks[0]
         self.writer.add(self.corpus_id, source, fingerprint, chunks, self.now)
         report.chunks += len(chunks)
+
+    def _fingerprint(self, doc: _Doc, held: list[bytes | Record] | None, lines: str) -> str:
+        """`v2:<content>:<lines>` (see FINGERPRINT_PREFIX): the content digest over the lines in
+        reading order, each of another layout as the record it parsed to, written as ours (so
+        its provenance is told apart too)."""
+        digest = hashlib.sha256()
+        for at, (f, _, _, number) in enumerate(doc.lines):
+            line = self._line(doc, held, at)
+            if isinstance(line, bytes):
+                line = line.rstrip(b"\r\n")
+                if native_head(line) is None:  # parsed in pass 1: it parses now
+                    line = decode_line(line, f"{self.paths[f].name}#L{number}")
+            ours = line if isinstance(line, bytes) else encode_line(line).rstrip(b"\n")
+            content_digest(ours, digest)
+            digest.update(b"\n")
+        return f"{FINGERPRINT_PREFIX}{digest.hexdigest()}:{lines}"
 
     def _line(self, doc: _Doc, held: list[bytes | Record] | None, at: int) -> bytes | Record:
         """A document's line `at` (in reading order): held, or read back from its file."""
@@ -520,12 +520,20 @@ class _Load:
         return sorted(chunks, key=lambda c: c.ordinal)
 
 
-def _provenance_key(line: bytes) -> int | None:
-    """A hash of a compact native line's provenance as its documents row keeps it (the tuple
-    `_provenance_of` gives), or None for any other line: kept per document in pass 1, so an
-    unchanged document whose provenance did not move is not read again."""
-    pairs = provenance_pairs(line)
-    return None if pairs is None else hash(read_provenance(pairs))
+def _content_of(fingerprint: str) -> str | None:
+    """The content digest of a fingerprint (None in an older version's raw digest)."""
+    if not fingerprint.startswith(FINGERPRINT_PREFIX):
+        return None
+    return fingerprint[len(FINGERPRINT_PREFIX) :].partition(":")[0]
+
+
+def _lines_of(fingerprint: str) -> str | None:
+    """The raw lines' digest of a fingerprint: all of an older version's, which had no prefix;
+    a `v2:<content>` fingerprint has none apart from its content digest, which is the same when
+    the lines hold no provenance."""
+    if not fingerprint.startswith(FINGERPRINT_PREFIX):
+        return fingerprint
+    return fingerprint.rpartition(":")[2]
 
 
 def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
