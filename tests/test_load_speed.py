@@ -247,3 +247,45 @@ def test_lines_read_a_block_at_a_time_are_the_lines_readline_gives(data, block, 
     finally:
         loader.READ_BYTES, loader.MAX_LINE_BYTES = saved
     assert got == lines_by_readline(io.BytesIO(data), limit)
+
+
+def fingerprints(store: Store) -> dict[str, str]:
+    return dict(store.db.execute("SELECT source, fingerprint FROM documents").fetchall())
+
+
+def test_a_no_op_reload_hashes_the_lines_and_computes_no_content_digest(
+    store, tmp_path, monkeypatch
+):
+    import index.loader as loader
+
+    path = jsonl(tmp_path / "a.jsonl", corpus(set()))
+    load_files(store, [path], "docs")
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("content digest computed")
+
+    monkeypatch.setattr(loader, "content_digest", refuse)
+    report = load_files(store, [path], "docs")
+    assert (report.unchanged, report.added, report.updated, report.chunks) == (40, 0, 0, 0)
+
+
+def test_fingerprints_of_the_previous_version_match_and_are_rewritten(store, tmp_path):
+    """`v2:<content>` (no lines digest) still matches by content; the next load adds the lines
+    digest without rewriting the documents."""
+    from flatten.hashing import sha256_hex
+    from flatten.record import Provenance, Record, encode_line
+
+    ours = [encode_line(Record(r["source"], r["ordinal"], r["title"], r["content"], "markdown",
+                               sha256_hex(r["content"]), None, Provenance("u", "c1", "main")))
+            for r in corpus(set())]  # fmt: skip
+    path = jsonl(tmp_path / "a.jsonl", [line.rstrip(b"\n") for line in ours])
+    load_files(store, [path], "docs")
+    full = fingerprints(store)
+    with store.write() as db:
+        db.executemany("UPDATE documents SET fingerprint = ? WHERE source = ?",
+                       [(f.rpartition(":")[0], s) for s, f in full.items()])  # fmt: skip
+    chunk_ids = store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall()
+    report = load_files(store, [path], "docs")
+    assert (report.unchanged, report.chunks) == (40, 0)
+    assert fingerprints(store) == full
+    assert store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall() == chunk_ids
