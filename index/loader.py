@@ -1,16 +1,16 @@
 """Load JSONL records into the index: incremental, keyed by content, one transaction per run.
 
-Pass 1 reads every line once and groups it by document (corpus, source): each document gets a
-fingerprint over its lines less their provenance (`content_digest`: a new commit that did not
-touch a document leaves it unchanged), and only line offsets are kept. Our own records name their
-source and ordinal at a fixed place at the start of the line, so pass 1 reads those without
-parsing JSON; any other line is parsed. Documents whose fingerprint is unchanged are skipped (a
-no-op reload parses nothing); where only their provenance moved, their commit, ref and repository
-path are updated in place. Pass 2 parses and validates every line of the new and changed
-documents (reading back from the file what pass 1 did not keep within a memory budget) and
-replaces those documents. Malformed lines are counted with their line numbers and never stop the
-load. A load is a complete snapshot of its corpus unless `partial`: documents it does not mention
-are removed.
+One pass reads every line once, a block at a time, inside the store's write transaction, and
+groups the lines by document (corpus, source). Our own records name their source and ordinal at
+a fixed place at the start of the line, so they are placed without parsing JSON; any other line
+is parsed. Each document is settled when the next one begins (see `_Load`): unchanged (its
+fingerprint matches: a digest of its raw lines first, then of its lines less their provenance,
+`content_digest`, so a new commit that did not touch a document leaves it unchanged and a no-op
+reload parses nothing), with its commit, ref and repository path updated in place where only they
+moved; or new or changed: its lines parsed and validated and the document replaced, its text
+indexed on a second thread while the next documents are read. Malformed lines are counted with
+their line numbers and never stop the load. A load is a complete snapshot of its corpus unless
+`partial`: documents it does not mention are removed.
 
 Lines are read through the record codec (`flatten.record`): our own records, the layouts it
 writes for LangChain, LlamaIndex and Haystack, BEIR's and plain `{"text": ...}` lines. The mark
