@@ -375,23 +375,49 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 # orjson reads a line about three times faster than json, to the same value, except integers
-# past 64 bits, which it reads as floats: a run of 19 digits anywhere sends a line to json (the
-# run found by mapping every digit to "0": a regex scan costs more than the parse). What orjson
-# refuses (invalid UTF-8, lone surrogates, NaN, 1e400, nesting past its depth of 1,024), json
-# reads, or names the reason.
+# past 64 bits, which it reads as floats: a value holding a float, from a line holding a run of 19
+# digits (found by mapping every digit to "0": a regex scan costs more than the parse), is read
+# by json instead. Checking the value first keeps lines whose long digit runs are text (a commit
+# of zeros, a hash) on orjson. What orjson refuses (invalid UTF-8, lone surrogates, NaN, 1e400,
+# nesting past its depth of 1,024), json reads, or names the reason.
 _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_NUMBER = b"0" * 19
+_NESTED = frozenset({dict, list})
+
+
+def _holds_float(value: Any) -> bool:
+    kind = type(value)
+    if kind is float:
+        return True
+    if kind is dict:
+        items: Any = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return False
+    kinds = set(map(type, items))
+    if float in kinds:
+        return True
+    return not kinds.isdisjoint(_NESTED) and any(
+        _holds_float(item) for item in items if type(item) in _NESTED
+    )
 
 
 def parse_line(line: bytes) -> Any:
     """One line's JSON value, or `Malformed`: invalid UTF-8, bad JSON, nesting deeper than the
     parser goes, an integer of more digits than Python converts, or a lone surrogate (text that
     UTF-8, and so hashing, the store and every JSON consumer, cannot carry)."""
-    if _LONG_NUMBER not in line.translate(_DIGITS_AS_ZERO):
-        try:
-            return orjson.loads(line)
-        except orjson.JSONDecodeError:
-            pass
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json_value(line)
+    if _holds_float(value) and _LONG_NUMBER in line.translate(_DIGITS_AS_ZERO):
+        return json_value(line)
+    return value
+
+
+def json_value(line: bytes) -> Any:
+    """`parse_line` by the standard library alone: what every line must read to."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,16 +1,16 @@
 """Load JSONL records into the index: incremental, keyed by content, one transaction per run.
 
-Pass 1 reads every line once and groups it by document (corpus, source): each document gets a
-fingerprint over its lines less their provenance (`content_digest`: a new commit that did not
-touch a document leaves it unchanged), and only line offsets are kept. Our own records name their
-source and ordinal at a fixed place at the start of the line, so pass 1 reads those without
-parsing JSON; any other line is parsed. Documents whose fingerprint is unchanged are skipped (a
-no-op reload parses nothing); where only their provenance moved, their commit, ref and repository
-path are updated in place. Pass 2 parses and validates every line of the new and changed
-documents (reading back from the file what pass 1 did not keep within a memory budget) and
-replaces those documents. Malformed lines are counted with their line numbers and never stop the
-load. A load is a complete snapshot of its corpus unless `partial`: documents it does not mention
-are removed.
+One pass reads every line once, a block at a time, inside the store's write transaction, and
+groups the lines by document (corpus, source). Our own records name their source and ordinal at
+a fixed place at the start of the line, so they are placed without parsing JSON; any other line
+is parsed. Each document is settled when the next one begins (see `_Load`): unchanged (its
+fingerprint matches: a digest of its raw lines first, then of its lines less their provenance,
+`content_digest`, so a new commit that did not touch a document leaves it unchanged and a no-op
+reload parses nothing), with its commit, ref and repository path updated in place where only they
+moved; or new or changed: its lines parsed and validated and the document replaced, its text
+indexed on a second thread while the next documents are read. Malformed lines are counted with
+their line numbers and never stop the load. A load is a complete snapshot of its corpus unless
+`partial`: documents it does not mention are removed.
 
 Lines are read through the record codec (`flatten.record`): our own records, the layouts it
 writes for LangChain, LlamaIndex and Haystack, BEIR's and plain `{"text": ...}` lines. The mark
@@ -61,10 +61,14 @@ from index.textindex import ChunkText, DocumentText, text_index
 __all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
-HOLD_CHARS = 256 << 20  # content kept between the passes, at most
-# A fingerprint leaves the lines' provenance out (see `content_digest`): its prefix tells it from
-# one an older version stored (a digest of the raw lines, commit and all, with no prefix), which
-# still matches until the document's next change (`_Doc.legacy`), and is rewritten then.
+READ_BYTES = 1 << 20  # pass 1 reads the files a block at a time
+HOLD_CHARS = 256 << 20  # a document's lines kept in memory until it is settled, at most
+# A fingerprint is `v2:<content>:<lines>`. <content> is a digest of the document's lines less
+# their provenance (see `content_digest`): it decides whether a document changed. <lines> is a
+# digest of the raw lines (commit and all): when it matches, so does the content, and the lines
+# are not read again (a no-op reload hashes each line once, and parses nothing). Older versions
+# stored `v2:<content>` (matched by content) or the raw digest alone, with no prefix (matched by
+# it); either is rewritten at the document's next load.
 FINGERPRINT_PREFIX = "v2:"
 
 
@@ -110,26 +114,16 @@ class LoadReport:
 
 @dataclass
 class _Doc:
-    hasher: Any
+    lines_digest: Any  # of its raw lines (see FINGERPRINT_PREFIX)
     # (file, offset, ordinal, line number)
     lines: list[tuple[int, int, int, int]] = field(default_factory=list)
     ordinals: set[int] = field(default_factory=set)
-    held: list[Record] | None = field(default_factory=list)  # None: re-read in pass 2
-    legacy: Any = None  # the raw lines' digest, while the store holds older fingerprints
-    # A hash of its first slice's provenance (`_provenance_key`), read in pass 1 from our compact
-    # lines; None when that line is not one (its provenance is then read back when needed).
-    provenance: int | None = None
-    first: int | None = None  # the ordinal `provenance` was read from
-
-    def fingerprint(self) -> str:
-        return FINGERPRINT_PREFIX + self.hasher.hexdigest()
-
-    def matches(self, known: str | None) -> bool:
-        if known is None:
-            return False
-        if self.legacy is not None and not known.startswith(FINGERPRINT_PREFIX):
-            return self.legacy.hexdigest() == known
-        return self.fingerprint() == known
+    # Its lines as read (our raw lines, other layouts' parsed records), aligned with `lines`,
+    # while it is the document being read; None once settled, past `HOLD_CHARS`, or when every
+    # document is settled after pass 1: its lines are then read back from the files.
+    held: list[bytes | Record] | None = field(default_factory=list)
+    held_chars: int = 0
+    settled: bool = False  # written, or found unchanged
 
 
 @dataclass
@@ -156,20 +150,40 @@ class _Framing:
 
 
 def _read_lines(handle: IO[bytes]) -> Iterator[tuple[int, int, bytes | None]]:
-    """(line number, offset, line bytes or None when over the size limit)."""
+    """(line number, offset, the line without its newline, or None when over the size limit),
+    read a block at a time: a line over the limit is skipped, never held whole."""
     number = 0
+    at = 0  # the file offset of `tail`, the start of a line the next block continues
+    tail = b""
+    skipped: int | None = None  # the offset of the line over the limit being skipped
     while True:
-        offset = handle.tell()
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
+        block = handle.read(READ_BYTES)
+        if skipped is not None:
+            end = block.find(b"\n")
+            if block and end < 0:
+                at += len(block)
+                continue
+            number += 1
+            yield number, skipped, None
+            skipped = None
+            if end < 0:
+                return
+            at += end + 1
+            block = block[end + 1 :]
+            if not block:
+                continue  # the line ended with the block: not the end of the file
+        if not block:
+            if tail:
+                yield number + 1, at, tail
             return
-        number += 1
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # skip the rest of an oversized line
-                line = handle.readline(1 << 20)
-            yield number, offset, None
-            continue
-        yield number, offset, line
+        lines = (tail + block if tail else block).split(b"\n")
+        tail = lines.pop()
+        for line in lines:
+            number += 1
+            yield number, at, line if len(line) <= MAX_LINE_BYTES else None
+            at += len(line) + 1
+        if len(tail) > MAX_LINE_BYTES:
+            skipped, at, tail = at, at + len(tail), b""
 
 
 def load_files(
@@ -193,88 +207,15 @@ def load_files(
     check_corpus_name(corpus)
     started = time.perf_counter()
     report = LoadReport(corpus=corpus)
-    # Read before the write lock to decide what to keep in memory; rechecked under the lock.
-    known = {} if reindex else _fingerprints(store.db, corpus)
-    legacy = any(not f.startswith(FINGERPRINT_PREFIX) for f in known.values())
-    handles = [open(path, "rb") for path in paths]  # noqa: SIM115 - closed below
-    try:
-        docs: dict[str, _Doc] = {}
-        framings = [_Framing() for _ in paths]
-        held_chars = 0
-        holding = True
-        previous: str | None = None
-        for index, (path, handle) in enumerate(zip(paths, handles, strict=True)):
-            framing = framings[index]
-            for number, offset, line in _read_lines(handle):
-                report.lines += 1
-                if line is None:
-                    framing.record()
-                    report.malformed.append((path.name, number, "line longer than 16 MiB"))
-                    continue
-                if not line.strip():
-                    continue
-                chunk: Record | None = None
-                try:
-                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
-                    if mark is None:
-                        place = native_head(line)
-                        if place is None:
-                            chunk = decode_line(line, f"{path.name}#L{number}")
-                            place = chunk.source, chunk.ordinal
-                except Malformed as exc:
-                    framing.record()
-                    report.malformed.append((path.name, number, str(exc)))
-                    continue
-                if mark is not None:
-                    framing.see(mark)
-                    continue
-                framing.record()
-                source, ordinal = place
-                doc = docs.get(source)
-                if doc is None:
-                    doc = docs[source] = _Doc(hashlib.sha256())
-                    doc.legacy = hashlib.sha256() if legacy else None
-                if ordinal < 0:
-                    ordinal = len(doc.lines) + 1
-                if ordinal in doc.ordinals:
-                    report.malformed.append((path.name, number, f"duplicate {source}#{ordinal}"))
-                    continue
-                if previous is not None and previous != source:
-                    _release_if_unchanged(docs[previous], known.get(previous))
-                previous = source
-                doc.ordinals.add(ordinal)
-                doc.lines.append((index, offset, ordinal, number))
-                # Our raw line, not a re-serialisation: cheaper, and our output is deterministic.
-                # Another layout's record as ours, so its provenance is told apart too.
-                raw = line.rstrip(b"\r\n")
-                ours = raw if chunk is None else encode_line(chunk).rstrip(b"\n")
-                content_digest(ours, doc.hasher)
-                doc.hasher.update(b"\n")
-                if doc.first is None or ordinal < doc.first:
-                    doc.first, doc.provenance = ordinal, _provenance_key(ours)
-                if doc.legacy is not None:
-                    doc.legacy.update(raw)
-                    doc.legacy.update(b"\n")
-                if chunk is None:
-                    doc.held = None  # not parsed yet: pass 2 reads it
-                elif holding and doc.held is not None:
-                    if chunk.ordinal != ordinal:
-                        chunk = dataclasses.replace(chunk, ordinal=ordinal)
-                    held_chars += len(chunk.content)
-                    if held_chars > hold_chars:
-                        holding = False  # over budget: pass 2 reads everything back
-                        for other in docs.values():
-                            other.held = None
-                    else:
-                        doc.held.append(chunk)
-                elif not holding:
-                    doc.held = None
-        _refuse_unframed(paths, framings, set(streams), partial)
+    with contextlib.ExitStack() as files:
+        # One handle reads each file in order, another reads lines back (pass 2, provenance).
+        handles = [files.enter_context(open(path, "rb")) for path in paths]
+        readers = [files.enter_context(open(path, "rb")) for path in paths]
         with store.write(corpus) as db:
-            _apply(db, handles, paths, docs, corpus, report, partial, reindex, max_delete)
-    finally:
-        for handle in handles:
-            handle.close()
+            load = _Load(db, readers, paths, corpus, report, reindex, hold_chars)
+            framings = load.read(handles)
+            _refuse_unframed(paths, framings, set(streams), partial)
+            load.finish(partial, max_delete)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -311,172 +252,288 @@ def _refuse_unframed(
             )
 
 
-def _fingerprints(db: sqlite3.Connection, corpus: str) -> dict[str, str]:
-    return dict(
+class _Load:
+    """One corpus load inside the store's write transaction.
+
+    Pass 1 reads the files in order. Documents come one after another (flatten writes each
+    document's slices together), so each is settled as soon as the next begins: written while
+    the rest is read, its text indexed on the writer's thread. A document that comes back after
+    another (split across the input) undoes that: everything written since the savepoint taken
+    at the start is rolled back, and every document is settled after pass 1, reading its lines
+    back from the files, as one whole. Either way the same rows are written, in the same order.
+    """
+
+    SAVEPOINT = "docs_flatten_streamed"
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        readers: list[IO[bytes]],
+        paths: list[Path],
+        corpus: str,
+        report: LoadReport,
+        reindex: bool,
+        hold_chars: int,
+    ) -> None:
+        self.db, self.readers, self.paths, self.report = db, readers, paths, report
+        self.hold_chars = hold_chars
+        self.now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         db.execute(
-            "SELECT d.source, d.fingerprint FROM documents d JOIN corpora k "
-            "ON k.id = d.corpus_id WHERE k.name = ?",
-            (corpus,),
-        ).fetchall()
-    )
-
-
-def _release_if_unchanged(doc: _Doc, known: str | None) -> None:
-    """A finished document that is unchanged needs no content in memory."""
-    if doc.held and doc.matches(known):
-        doc.held = []
-
-
-def _apply(
-    db: sqlite3.Connection,
-    handles: list[IO[bytes]],
-    paths: list[Path],
-    docs: dict[str, _Doc],
-    corpus: str,
-    report: LoadReport,
-    partial: bool,
-    reindex: bool,
-    max_delete: RemovalLimit = DEFAULT_LIMIT,
-) -> None:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    db.execute(
-        "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
-        # origin: what the corpus was made from (ingest_files' `state`), no longer known
-        "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
-        (corpus, now),
-    )
-    corpus_id = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()[0]
-    text_index(db).prepare_load()
-    existing = {
-        row[1]: (row[0], row[2], row[3:])
-        for row in db.execute(
-            "SELECT id, source, fingerprint, repo_url, commit_sha, ref, repo_path, dirty "
-            "FROM documents WHERE corpus_id = ?",
-            (corpus_id,),
+            "INSERT INTO corpora (name, indexed_at) VALUES (?, ?) "
+            # origin: what the corpus was made from (ingest_files' `state`), no longer known
+            "ON CONFLICT(name) DO UPDATE SET indexed_at = excluded.indexed_at, origin = NULL",
+            (corpus, self.now),
         )
-    }
-    if not partial and not reindex:  # before any write: past the limit, nothing changes
-        max_delete.check(sum(s not in docs for s in existing), len(existing), corpus)
-    if reindex:
-        for doc_id, *_ in existing.values():
-            _delete_document(db, doc_id, corpus_id)
-        existing = {}
-    writer = _BatchWriter(db)
-    try:
-        origin, moved = _write_documents(
-            writer, handles, paths, docs, existing, corpus_id, now, report
-        )
-        writer.flush()
-        writer.wait()
-    finally:
-        writer.close()
-    # Unchanged documents whose provenance moved (or whose fingerprint an older version
-    # stored): their row is updated, their slices and text stay as they are.
-    db.executemany(
-        "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, dirty = ?, "
-        "fingerprint = ? WHERE id = ?",
-        moved,
-    )
-    if origin is not None:  # the corpus's origin, as its newest records say
-        db.execute(
-            "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
-            (*origin, corpus_id),
-        )
-    if not partial:
-        for source, (doc_id, *_) in existing.items():
-            if source not in docs:
-                _delete_document(db, doc_id, corpus_id)
-                report.removed += 1
+        found = db.execute("SELECT id FROM corpora WHERE name = ?", (corpus,)).fetchone()
+        self.corpus_id: int = found[0]
+        text_index(db).prepare_load()
+        # source -> (id, fingerprint, (repo_url, commit_sha, ref, repo_path, dirty))
+        self.existing: dict[str, tuple[int, str, tuple[Any, ...]]] = {
+            row[1]: (row[0], row[2], row[3:])
+            for row in db.execute(
+                "SELECT id, source, fingerprint, repo_url, commit_sha, ref, repo_path, dirty "
+                "FROM documents WHERE corpus_id = ?",
+                (self.corpus_id,),
+            )
+        }
+        self.reindex = reindex
+        if reindex:
+            for doc_id, *_ in self.existing.values():
+                _delete_document(db, doc_id, self.corpus_id)
+            self.existing = {}
+        self.docs: dict[str, _Doc] = {}
+        self.streaming = True
+        db.execute(f"SAVEPOINT {self.SAVEPOINT}")
+        self._start_writing()
 
+    def _start_writing(self) -> None:
+        self.writer = _BatchWriter(self.db)
+        self.written: Record | None = None  # the first document written: the corpus's origin
+        # Unchanged documents whose provenance moved (or whose fingerprint an older version
+        # stored): (provenance..., fingerprint, id), updated in place at the end.
+        self.moved: list[tuple[Any, ...]] = []
+        self.unparsed: list[tuple[str, int, str]] = []  # malformed lines found when settling
 
-def _write_documents(
-    writer: _BatchWriter,
-    handles: list[IO[bytes]],
-    paths: list[Path],
-    docs: dict[str, _Doc],
-    existing: dict[str, tuple[int, str, tuple[Any, ...]]],
-    corpus_id: int,
-    now: str,
-    report: LoadReport,
-) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
-    """Add new and replace changed documents. Return the corpus's origin (repository, commit,
-    ref: of the first document written, else of the first whose provenance moved) and the rows
-    of unchanged documents to update in place (provenance..., fingerprint, id)."""
-    written: Record | None = None
-    moved: list[tuple[Any, ...]] = []
-    for source, doc in docs.items():
-        fingerprint = doc.fingerprint()
-        current = existing.get(source)
-        if current and doc.matches(current[1]):
+    def _stop_streaming(self) -> None:
+        """A document came back after another: undo what was written, settle all at the end."""
+        self.writer.close()
+        self.db.execute(f"ROLLBACK TO SAVEPOINT {self.SAVEPOINT}")
+        text_index(self.db).prepare_load()  # what it noted for this load was rolled back too
+        report = self.report
+        report.added = report.updated = report.unchanged = report.removed = report.chunks = 0
+        self._start_writing()
+        for doc in self.docs.values():
+            doc.held, doc.settled = None, False
+        self.streaming = False
+
+    def read(self, handles: list[IO[bytes]]) -> list[_Framing]:
+        """Pass 1: every line read once, grouped by document and fingerprinted (and, while
+        streaming, each document settled once the next begins). Returns each file's framing."""
+        report, docs = self.report, self.docs
+        framings = [_Framing() for _ in handles]
+        doc: _Doc | None = None
+        previous: str | None = None
+        for index, (path, handle) in enumerate(zip(self.paths, handles, strict=True)):
+            framing = framings[index]
+            for number, offset, line in _read_lines(handle):
+                report.lines += 1
+                if line is None:
+                    framing.record()
+                    report.malformed.append((path.name, number, "line longer than 16 MiB"))
+                    continue
+                if not line or line.isspace():
+                    continue
+                chunk: Record | None = None
+                try:
+                    mark = read_mark(line) if line.startswith(MARK_PREFIX) else None
+                    if mark is None:
+                        place = native_head(line)
+                        if place is None:
+                            chunk = decode_line(line, f"{path.name}#L{number}")
+                            place = chunk.source, chunk.ordinal
+                except Malformed as exc:
+                    framing.record()
+                    report.malformed.append((path.name, number, str(exc)))
+                    continue
+                if mark is not None:
+                    framing.see(mark)
+                    continue
+                framing.record()
+                source, ordinal = place
+                if source != previous:
+                    if doc is not None and self.streaming:
+                        self._settle(previous, doc)  # type: ignore[arg-type]
+                    doc = docs.get(source)
+                    if doc is None:
+                        doc = docs[source] = _Doc(hashlib.sha256())
+                        if not self.streaming:
+                            doc.held = None
+                    elif self.streaming:
+                        self._stop_streaming()
+                    previous = source
+                if ordinal < 0:
+                    ordinal = len(doc.lines) + 1
+                if ordinal in doc.ordinals:
+                    report.malformed.append((path.name, number, f"duplicate {source}#{ordinal}"))
+                    continue
+                doc.ordinals.add(ordinal)
+                doc.lines.append((index, offset, ordinal, number))
+                digest = doc.lines_digest
+                digest.update(line.rstrip(b"\r") if line.endswith(b"\r") else line)
+                digest.update(b"\n")
+                if doc.held is not None:
+                    doc.held_chars += len(line) if chunk is None else len(chunk.content)
+                    if doc.held_chars > self.hold_chars:
+                        doc.held = None  # a very large document: read back from the file
+                    else:
+                        doc.held.append(line if chunk is None else chunk)
+        if doc is not None and self.streaming:
+            self._settle(previous, doc)  # type: ignore[arg-type]
+        return framings
+
+    def finish(self, partial: bool, max_delete: RemovalLimit) -> None:
+        """After pass 1: settle what is left, update moved provenance, remove what is gone."""
+        db, report, existing = self.db, self.report, self.existing
+        if not partial and not self.reindex:  # past the limit, the transaction is rolled back
+            max_delete.check(
+                sum(s not in self.docs for s in existing), len(existing), report.corpus
+            )
+        try:
+            if not self.streaming:
+                for source, doc in self.docs.items():
+                    self._settle(source, doc)
+            self.writer.flush()
+            self.writer.wait()
+        finally:
+            self.writer.close()
+        report.malformed.extend(self.unparsed)
+        db.executemany(
+            "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, "
+            "dirty = ?, fingerprint = ? WHERE id = ?",
+            self.moved,
+        )
+        if self.written is not None:  # the corpus's origin, as its newest records say
+            p = self.written.provenance
+            origin: tuple[Any, ...] | None = (p.repo_url, p.commit, p.ref)
+        else:
+            origin = self.moved[0][:3] if self.moved else None
+        if origin is not None:
+            db.execute(
+                "UPDATE corpora SET repo_url = ?, commit_sha = ?, ref = ? WHERE id = ?",
+                (*origin, self.corpus_id),
+            )
+        if not partial:
+            for source, (doc_id, *_) in existing.items():
+                if source not in self.docs:
+                    _delete_document(db, doc_id, self.corpus_id)
+                    report.removed += 1
+
+    def _settle(self, source: str, doc: _Doc) -> None:
+        """Skip an unchanged document (noting a moved provenance) or write a new or changed
+        one, replacing what the store held."""
+        report = self.report
+        held, doc.held, doc.settled = doc.held, None, True
+        lines = doc.lines_digest.hexdigest()
+        current = self.existing.get(source)
+        known = current[1] if current else ""
+        if current and _lines_of(known) == lines:
+            # The same lines as the store last saw, provenance and all: nothing else to read.
             report.unchanged += 1
+            if known == lines:  # an older version's fingerprint: rewritten
+                stored = (*current[2][:4], bool(current[2][4]))
+                self.moved.append((*stored, self._fingerprint(doc, held, lines), current[0]))
+            return
+        fingerprint = self._fingerprint(doc, held, lines)
+        if current and _content_of(known) == _content_of(fingerprint):
+            report.unchanged += 1  # the same content from another commit
             stored = (*current[2][:4], bool(current[2][4]))
-            if doc.provenance is not None and doc.provenance == hash(stored):
-                provenance = stored  # the same: nothing to read back
-            else:
-                provenance = _provenance_of(doc, handles, source)
-            if provenance != stored or current[1] != fingerprint:
-                moved.append((*provenance, fingerprint, current[0]))
-            continue
-        chunks = _chunks_of(doc, handles, paths, source, report)
+            provenance = self._provenance_of(doc, held, source)
+            if provenance != stored or known != fingerprint:
+                self.moved.append((*provenance, fingerprint, current[0]))
+            return
+        chunks = self._chunks_of(doc, held, source)
         if current:
-            writer.delete(current[0])
+            self.writer.delete(current[0])
         if not chunks:  # every line of it was malformed
             report.removed += 1 if current else 0
-            continue
+            return
         if current:
             report.updated += 1
         else:
             report.added += 1
-        written = written or chunks[0]
-        writer.add(corpus_id, source, fingerprint, chunks, now)
+        self.written = self.written or chunks[0]
+        self.writer.add(self.corpus_id, source, fingerprint, chunks, self.now)
         report.chunks += len(chunks)
-    if written is not None:
-        p = written.provenance
-        return (p.repo_url, p.commit, p.ref), moved
-    return (moved[0][:3] if moved else None), moved
+
+    def _fingerprint(self, doc: _Doc, held: list[bytes | Record] | None, lines: str) -> str:
+        """`v2:<content>:<lines>` (see FINGERPRINT_PREFIX): the content digest over the lines in
+        reading order, each of another layout as the record it parsed to, written as ours (so
+        its provenance is told apart too)."""
+        digest = hashlib.sha256()
+        for at, (f, _, _, number) in enumerate(doc.lines):
+            line = self._line(doc, held, at)
+            if isinstance(line, bytes):
+                line = line.rstrip(b"\r\n")
+                if native_head(line) is None:  # parsed in pass 1: it parses now
+                    line = decode_line(line, f"{self.paths[f].name}#L{number}")
+            ours = line if isinstance(line, bytes) else encode_line(line).rstrip(b"\n")
+            content_digest(ours, digest)
+            digest.update(b"\n")
+        return f"{FINGERPRINT_PREFIX}{digest.hexdigest()}:{lines}"
+
+    def _line(self, doc: _Doc, held: list[bytes | Record] | None, at: int) -> bytes | Record:
+        """A document's line `at` (in reading order): held, or read back from its file."""
+        if held is not None:
+            return held[at]
+        f, offset, _, _ = doc.lines[at]
+        self.readers[f].seek(offset)
+        return self.readers[f].readline(MAX_LINE_BYTES + 1)
+
+    def _provenance_of(
+        self, doc: _Doc, held: list[bytes | Record] | None, source: str
+    ) -> tuple[Any, ...]:
+        """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as
+        its documents row keeps them."""
+        first = min(range(len(doc.lines)), key=lambda at: doc.lines[at][2])
+        line = self._line(doc, held, first)
+        if isinstance(line, bytes):
+            pairs = provenance_pairs(line)
+            if pairs is not None:
+                return read_provenance(pairs)
+            line = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
+        p = line.provenance
+        return p.repo_url, p.commit, p.ref, line.repo_path, line.dirty
+
+    def _chunks_of(self, doc: _Doc, held: list[bytes | Record] | None, source: str) -> list[Record]:
+        """A document's chunks in ordinal order, each line parsed now (or in pass 1)."""
+        chunks = []
+        for at, (f, _, ordinal, number) in enumerate(doc.lines):
+            line = self._line(doc, held, at)
+            try:
+                chunk = decode_line(line, source) if isinstance(line, bytes) else line
+            except Malformed as exc:
+                self.unparsed.append((self.paths[f].name, number, str(exc)))
+                continue
+            if (chunk.source, chunk.ordinal) != (source, ordinal):
+                chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
+            chunks.append(chunk)
+        return sorted(chunks, key=lambda c: c.ordinal)
 
 
-def _provenance_key(line: bytes) -> int | None:
-    """A hash of a compact native line's provenance as its documents row keeps it (the tuple
-    `_provenance_of` gives), or None for any other line: kept per document in pass 1, so an
-    unchanged document whose provenance did not move is not read again."""
-    pairs = provenance_pairs(line)
-    return None if pairs is None else hash(read_provenance(pairs))
+def _content_of(fingerprint: str) -> str | None:
+    """The content digest of a fingerprint (None in an older version's raw digest)."""
+    if not fingerprint.startswith(FINGERPRINT_PREFIX):
+        return None
+    return fingerprint[len(FINGERPRINT_PREFIX) :].partition(":")[0]
 
 
-def _provenance_of(doc: _Doc, handles: list[IO[bytes]], source: str) -> tuple[Any, ...]:
-    """(repoUrl, commit, ref, repoPath, dirty) of an unchanged document's first slice, as its
-    documents row keeps them: read back from the file (one line a document) rather than kept
-    from pass 1 for every document."""
-    f, offset, _, _ = min(doc.lines, key=lambda line: line[2])
-    handles[f].seek(offset)
-    line = handles[f].readline(MAX_LINE_BYTES + 1)
-    pairs = provenance_pairs(line)
-    if pairs is not None:
-        return read_provenance(pairs)
-    chunk = decode_line(line, source)  # not our layout: it parsed in pass 1, it parses now
-    p = chunk.provenance
-    return p.repo_url, p.commit, p.ref, chunk.repo_path, chunk.dirty
-
-
-def _chunks_of(
-    doc: _Doc, handles: list[IO[bytes]], paths: list[Path], source: str, report: LoadReport
-) -> list[Record]:
-    """A document's chunks in ordinal order: kept from pass 1, or parsed from the file now."""
-    if doc.held is not None and len(doc.held) == len(doc.lines):
-        return sorted(doc.held, key=lambda c: c.ordinal)
-    chunks = []
-    for f, offset, ordinal, number in doc.lines:
-        handles[f].seek(offset)
-        try:
-            chunk = decode_line(handles[f].readline(MAX_LINE_BYTES + 1), source)
-        except Malformed as exc:
-            report.malformed.append((paths[f].name, number, str(exc)))
-            continue
-        if (chunk.source, chunk.ordinal) != (source, ordinal):
-            chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
-        chunks.append(chunk)
-    return sorted(chunks, key=lambda c: c.ordinal)
+def _lines_of(fingerprint: str) -> str | None:
+    """The raw lines' digest of a fingerprint: all of an older version's, which had no prefix;
+    a `v2:<content>` fingerprint has none apart from its content digest, which is the same when
+    the lines hold no provenance."""
+    if not fingerprint.startswith(FINGERPRINT_PREFIX):
+        return fingerprint
+    return fingerprint.rpartition(":")[2]
 
 
 def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:

@@ -8,16 +8,18 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flatten.record import Malformed, parse_line
-from index.loader import _BatchWriter, load_records
-from index.search import search
+from flatten.record import json_value as read_by_json
+from index.loader import _BatchWriter, load_files, load_records
+from index.search import SearchOptions, search
 from index.store import Store
 from index.text import _has_inner_capital, identifier_parts
 from index.textindex.fts5 import FTS_BUFFER_BYTES
-from tests.conftest import record
+from tests.conftest import jsonl, record
 
 SCALARS = (
     st.none()
@@ -53,14 +55,7 @@ def json_value(line: bytes) -> Any:
 
 
 def parse_line_with_json(line: bytes) -> Any:
-    import flatten.record as codec
-
-    saved = codec._LONG_NUMBER
-    codec._LONG_NUMBER = b""  # found in every line: every line goes to json
-    try:
-        return parse_line(line)
-    finally:
-        codec._LONG_NUMBER = saved
+    return read_by_json(line)  # the standard library alone
 
 
 def either_value(line: bytes) -> Any:
@@ -91,6 +86,21 @@ def test_integers_past_64_bits_stay_integers():
         "neg": -9223372036854775809,
     }
     assert type(parse_line(line)["big"]) is int
+
+
+def test_long_digit_runs_in_text_are_read_by_orjson(monkeypatch):
+    """A commit or hash of digits is text: only a number past 64 bits needs json (a line of the
+    index bench, whose commit is forty zeros, went to json every time)."""
+    import flatten.record as codec
+
+    def refuse(text: str) -> Any:
+        raise AssertionError("read by json")
+
+    line = b'{"content": "x", "commit": "' + b"0" * 40 + b'", "n": 12345678901234567890}'
+    monkeypatch.setattr(codec.json, "loads", refuse)
+    assert parse_line(line) == {"content": "x", "commit": "0" * 40, "n": 12345678901234567890}
+    with pytest.raises(AssertionError, match="read by json"):
+        parse_line(b'{"content": "x", "big": 100000000000000000000000, "f": 1.5}')
 
 
 def pair_rule(text: str) -> bool:
@@ -167,3 +177,115 @@ def test_many_small_batches_index_what_one_batch_does(tmp_path, monkeypatch):
             states.append(index_state(store))
     assert states[0] == states[1]
     assert states[0][-1] == ("exact 'edited'", 12)
+
+
+def corpus_state(store: Store, corpus: str) -> list[tuple]:
+    return store.db.execute(
+        "SELECT d.source, d.fingerprint, c.ordinal, c.title, d.commit_sha FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id "
+        "WHERE k.name = ? ORDER BY d.source, c.ordinal",
+        (corpus,),
+    ).fetchall()
+
+
+@pytest.mark.parametrize("batch", [1, 1 << 30])  # every document a batch of its own, or one
+def test_a_document_split_across_the_input_loads_as_if_it_came_whole(
+    store, tmp_path, monkeypatch, batch
+):
+    """Documents are written as soon as the next begins; one that comes back later undoes
+    that (a document whose first part replaced the stored one among them) and every document
+    is written after the whole input is read: the same rows, counts and matches either way."""
+    first = [record(f"{s}.md", k, f"{s} part {k} about otters", commit="c1")
+             for s in "abcd" for k in (1, 2)]  # fmt: skip
+    changed = [record("b.md", 2, "b part 2 about beavers now", commit="c2")]
+    whole = [*first[:2], first[2], changed[0], *first[4:]]
+    split = [*first[:2], first[2], *first[4:6], changed[0], *first[6:]]  # b.md#2 after c.md
+    monkeypatch.setattr(_BatchWriter, "BATCH_CHARS", batch)
+    reports = {}
+    for corpus, second in (("whole", whole), ("split", split)):
+        load_files(store, [jsonl(tmp_path / f"{corpus}-1.jsonl", first)], corpus)
+        report = load_files(store, [jsonl(tmp_path / f"{corpus}-2.jsonl", second)], corpus)
+        reports[corpus] = (report.added, report.updated, report.unchanged, report.chunks)
+    assert reports["split"] == reports["whole"] == (0, 1, 3, 2)
+    assert corpus_state(store, "split") == corpus_state(store, "whole")
+    for corpus in ("whole", "split"):
+        found = search(store, "beavers", SearchOptions(corpus=corpus)).results
+        assert [r.token for r in found] == ["b.md#2"]
+        otters = search(store, "otters", SearchOptions(corpus=corpus, top_k=20)).results
+        assert "b.md#2" not in [r.token for r in otters]
+
+
+def lines_by_readline(handle: Any, limit: int) -> list[tuple[int, int, bytes | None]]:
+    """The reader pass 1 used before blocks: one readline a line, over `limit` skipped."""
+    out, number = [], 0
+    while True:
+        offset = handle.tell()
+        line = handle.readline(limit + 1)
+        if not line:
+            return out
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(7)
+            out.append((number, offset, None))
+            continue
+        out.append((number, offset, line.removesuffix(b"\n")))
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200).map(lambda b: b.replace(b"a", b"\n")), st.integers(1, 9),
+       st.integers(1, 12))  # fmt: skip
+def test_lines_read_a_block_at_a_time_are_the_lines_readline_gives(data, block, limit):
+    import io
+
+    import index.loader as loader
+
+    saved = loader.READ_BYTES, loader.MAX_LINE_BYTES
+    loader.READ_BYTES, loader.MAX_LINE_BYTES = block, limit
+    try:
+        got = list(loader._read_lines(io.BytesIO(data)))
+    finally:
+        loader.READ_BYTES, loader.MAX_LINE_BYTES = saved
+    assert got == lines_by_readline(io.BytesIO(data), limit)
+
+
+def fingerprints(store: Store) -> dict[str, str]:
+    return dict(store.db.execute("SELECT source, fingerprint FROM documents").fetchall())
+
+
+def test_a_no_op_reload_hashes_the_lines_and_computes_no_content_digest(
+    store, tmp_path, monkeypatch
+):
+    import index.loader as loader
+
+    path = jsonl(tmp_path / "a.jsonl", corpus(set()))
+    load_files(store, [path], "docs")
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("content digest computed")
+
+    monkeypatch.setattr(loader, "content_digest", refuse)
+    report = load_files(store, [path], "docs")
+    assert (report.unchanged, report.added, report.updated, report.chunks) == (40, 0, 0, 0)
+
+
+def test_fingerprints_of_the_previous_version_match_and_are_rewritten(store, tmp_path):
+    """`v2:<content>` (no lines digest) still matches by content; the next load adds the lines
+    digest without rewriting the documents."""
+    from flatten.hashing import sha256_hex
+    from flatten.record import Provenance, Record, encode_line
+
+    ours = [encode_line(Record(r["source"], r["ordinal"], r["title"], r["content"], "markdown",
+                               sha256_hex(r["content"]), None, Provenance("u", "c1", "main")))
+            for r in corpus(set())]  # fmt: skip
+    path = jsonl(tmp_path / "a.jsonl", [line.rstrip(b"\n") for line in ours])
+    load_files(store, [path], "docs")
+    full = fingerprints(store)
+    with store.write() as db:
+        db.executemany("UPDATE documents SET fingerprint = ? WHERE source = ?",
+                       [(f.rpartition(":")[0], s) for s, f in full.items()])  # fmt: skip
+    chunk_ids = store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall()
+    report = load_files(store, [path], "docs")
+    assert (report.unchanged, report.chunks) == (40, 0)
+    assert fingerprints(store) == full
+    assert store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall() == chunk_ids

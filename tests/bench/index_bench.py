@@ -78,6 +78,10 @@ class IndexMeasurement:
     p50_ms: float
     p95_ms: float
     queries: int
+    # CPU seconds (user + system, every thread) of the load and of the no-op reload: on a shared
+    # machine these compare two versions where wall-clock time cannot.
+    load_cpu_seconds: float = 0.0
+    reload_cpu_seconds: float = 0.0
 
 
 def queries_for(vocab: list[str], rng: random.Random, n: int = 300) -> list[str]:
@@ -117,12 +121,14 @@ def measure_index(work: Path, count: int) -> IndexMeasurement:
         for child in store_dir.iterdir():
             child.unlink()
     with Store.open(store_dir) as store:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         load_files(store, [data], "bench")
         load_seconds = time.perf_counter() - started
-        started = time.perf_counter()
+        load_cpu = time.process_time() - cpu
+        started, cpu = time.perf_counter(), time.process_time()
         report = load_files(store, [data], "bench")
         reload_seconds = time.perf_counter() - started
+        reload_cpu = time.process_time() - cpu
         assert report.unchanged and not report.chunks
     latencies = []
     with Store.open(store_dir, readonly=True) as reader:
@@ -140,6 +146,8 @@ def measure_index(work: Path, count: int) -> IndexMeasurement:
         round(statistics.median(latencies), 2),
         round(latencies[int(len(latencies) * 0.95) - 1], 2),
         len(latencies),
+        round(load_cpu, 2),
+        round(reload_cpu, 2),
     )
 
 
