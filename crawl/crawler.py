@@ -45,6 +45,17 @@ class CrawlError(FlattenError):
     """The crawl could not fetch a single page."""
 
 
+# Skip reasons that lose a page which may still exist (a server fault, a timeout, the byte cap,
+# a status other than "gone"): a crawl with any of them is no snapshot of the site. 404 and 410
+# say the page is gone, and scope, robots, type, depth or duplicate are the crawl's own choices.
+_GONE = frozenset({"http-404", "http-410"})
+_LOST = frozenset({"error", "timeout", "size", "redirect-loop"})
+
+
+def loses_page(reason: str) -> bool:
+    return reason in _LOST or (reason.startswith("http-") and reason not in _GONE)
+
+
 @dataclass(frozen=True)
 class Page:
     url: str
@@ -78,7 +89,20 @@ class CrawlReport:
     def skipped_by_reason(self) -> Counter[str]:
         return Counter(reason for _, reason, _ in self.skipped)
 
+    @property
+    def partial(self) -> tuple[str, str] | None:
+        """(reason, detail) when this crawl is not the whole site: cut by a bound, or pages
+        lost to errors. Its pages then add and update, never remove (a partial load)."""
+        if self.truncated:
+            return "truncated", f"{self.frontier:,} pages left unvisited by a bound"
+        lost = Counter(reason for _, reason, _ in self.skipped if loses_page(reason))
+        if lost:
+            counts = ", ".join(f"{r} {n:,}" for r, n in sorted(lost.items()))
+            return "fetch-errors", f"{sum(lost.values()):,} pages not fetched ({counts})"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
+        partial = self.partial
         return {
             "seed": self.seed,
             "scope": self.scope,
@@ -86,6 +110,7 @@ class CrawlReport:
             "skippedByReason": dict(sorted(self.skipped_by_reason.items())),
             "frontier": self.frontier,
             "truncated": self.truncated,
+            "partial": {"reason": partial[0], "detail": partial[1]} if partial else None,
             "crawlDelay": self.crawl_delay,
             "scopeHint": self.scope_hint[0] if self.scope_hint else None,
             "scopeHintAdmits": self.scope_hint[1] if self.scope_hint else None,
