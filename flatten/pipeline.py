@@ -353,7 +353,7 @@ def flatten_url(
         report.files_done += 1
         report.bytes_read += len(page.markdown.encode("utf-8"))
         redacted = redact(page.markdown, options.redaction)
-        slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids)
+        slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids, title=page.title)
         sliced = _titled_by_page(slice_text("markdown", redacted.text, page.url, slicing), page)
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))

@@ -339,14 +339,16 @@ def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
     spans: list[LineSpan] = []
     if matter:
         # Within the budget like any section: a long front matter was one slice over it.
-        matter_span = LineSpan(0, matter.end, title=f"{doc_title or path} (front matter)")
+        matter_span = LineSpan(
+            0, matter.end, title=f"{doc_title or options.title or path} (front matter)"
+        )
         spans += split_span(lines, matter_span, options.max_chars)
     spans += section_spans(
         lines,
         blocks.headings,
         start=body_start,
         end=len(lines),
-        fallback_title=doc_title or path,
+        fallback_title=doc_title or options.title or path,
         slugger=GithubSlugger(),
         max_chars=options.max_chars,
         protected=blocks.protected,
