@@ -218,12 +218,16 @@ def _heading(level: int, text: str, anchor: str | None, out: list[str], indent: 
 
 
 def _heading_id(node: Any) -> str | None:
-    """A heading's own id, else (as Sphinx writes them) the id of the section it opens."""
-    anchor = node.attributes.get("id")
+    """A heading's own id, else (as Sphinx writes them) the id of the section it opens, else
+    the id of an element inside it (`<h2><a id="x"></a>Title</h2>`). Empty ids are none."""
+    anchor = (node.attributes.get("id") or "").strip()
     parent = node.parent
     if not anchor and parent is not None and parent.tag == "section":
-        anchor = parent.attributes.get("id")
-    return (anchor or "").strip() or None
+        anchor = (parent.attributes.get("id") or "").strip()
+    if not anchor:
+        inner = (n.attributes.get("id") for n in node.css("[id]"))
+        anchor = next((a.strip() for a in inner if a and a.strip()), "")
+    return anchor or None
 
 
 def _is_signature(node: Any) -> bool:

@@ -285,6 +285,30 @@ def _titled_by_page(sliced: Sliced, page: Page) -> Sliced:
     return replace(sliced, slices=[retitled, *sliced.slices[1:]])
 
 
+def _without_title_preamble(sliced: Sliced, text: str, page: Page) -> Sliced:
+    """Text before the first heading that only repeats the page's title (a logo's alt text
+    over the H1: "HTTPX") is no slice of its own: it folds into the next one."""
+    if len(sliced.slices) < 2 or sliced.slices[0].section:
+        return sliced
+    first, second = sliced.slices[:2]
+    if inline_text(" ".join(first.content.split())) != page.title:
+        return sliced
+    lines = text.split("\n")[first.start_line - 1 : second.end_line]
+    folded = replace(second, content="\n".join(lines), start_line=first.start_line)
+    return replace(sliced, slices=[folded, *sliced.slices[2:]])
+
+
+def _with_page_ids(sliced: Sliced, page: Page) -> Sliced:
+    """A crawled page's anchors are ids its HTML has: a slug the slicer made up for a heading
+    without one (MkDocs' H1) would cite a fragment that lands nowhere, so it goes."""
+    ids = {anchor for _, anchor in page.heading_ids}
+    if all(piece.anchor is None or piece.anchor in ids for piece in sliced.slices):
+        return sliced
+    kept = [piece if piece.anchor is None or piece.anchor in ids else replace(piece, anchor=None)
+            for piece in sliced.slices]  # fmt: skip
+    return replace(sliced, slices=kept)
+
+
 def _nothing_fetched(url: str, crawl_report: CrawlReport) -> FlattenError:
     """Why no page came: the seed's own reason first, then the counts of every reason."""
     from crawl.crawler import CrawlError
@@ -354,7 +378,9 @@ def flatten_url(
         report.bytes_read += len(page.markdown.encode("utf-8"))
         redacted = redact(page.markdown, options.redaction)
         slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids, title=page.title)
-        sliced = _titled_by_page(slice_text("markdown", redacted.text, page.url, slicing), page)
+        sliced = slice_text("markdown", redacted.text, page.url, slicing)
+        sliced = _without_title_preamble(sliced, redacted.text, page)
+        sliced = _with_page_ids(_titled_by_page(sliced, page), page)
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))
             continue

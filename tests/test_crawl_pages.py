@@ -48,3 +48,60 @@ def test_text_before_the_first_heading_is_titled_by_the_page_title_never_its_url
                              title="Install Guide - MySite")})  # fmt: skip
     assert [r["title"] for r in got] == ["Install Guide", "Step one"]
     assert all(not r["title"].startswith("http") for r in got)
+
+
+def citations(got: list[dict]) -> list[str]:
+    from index.citations import Origin, default_citation
+
+    return [default_citation(Origin(r["source"], ordinal=r["ordinal"], anchor=r.get("anchor"),
+                                    url=r["url"])).text for r in got]  # fmt: skip
+
+
+def ids_in(page_html: str) -> set[str]:
+    from selectolax.lexbor import LexborHTMLParser
+
+    return {n.attributes.get("id") or "" for n in LexborHTMLParser(page_html).css("[id]")}
+
+
+ANCHOR_PAGE = html(
+    "<h1>Anchors</h1><p>Intro.</p>"
+    "<h2 id='a b'>Spaced</h2><p>One.</p>"
+    "<h2 id='50%'>Percent</h2><p>Two.</p>"
+    "<h2 id='x\"y'>Quoted</h2><p>Three.</p>"
+    "<h2><a id='inner'></a>Inner anchor</h2><p>Four.</p>"
+    "<h2 id=''>Empty id</h2><p>Five.</p>"
+    "<h2>No id at all</h2><p>Six.</p>"
+)
+
+
+def test_a_crawled_pages_citation_anchor_is_an_id_the_page_has_percent_encoded():
+    from urllib.parse import unquote, urlsplit
+
+    got = records({"/": ANCHOR_PAGE})
+    cited = dict(zip([r["title"] for r in got], citations(got), strict=True))
+    base = got[0]["url"]
+    assert cited["Spaced"] == base + "#a%20b"
+    assert cited["Percent"] == base + "#50%25"
+    assert cited["Quoted"] == base + "#x%22y"
+    assert cited["Inner anchor"] == base + "#inner"
+    assert cited["Empty id"] == base and cited["No id at all"] == base
+    present = ids_in(ANCHOR_PAGE)
+    for record, citation in zip(got, citations(got), strict=True):
+        assert record.get("anchor") is None or record["anchor"] in present, record
+        if "#" in citation:
+            assert unquote(urlsplit(citation).fragment) in present, citation
+
+
+MKDOCS_HOME = html(
+    "<p align='center'><img src='logo.png' alt='HTTPX'></p><h1>HTTPX</h1><p>A client.</p>"
+    "<h2 id='features'>Features</h2><p>Many.</p>",
+    title="HTTPX",
+)
+
+
+def test_an_h1_without_id_gets_no_made_up_anchor_and_a_logo_repeating_the_title_folds_in():
+    got = records({"/": MKDOCS_HOME})
+    assert [(r["title"], r.get("anchor")) for r in got] == [("HTTPX", None),
+                                                            ("Features", "features")]  # fmt: skip
+    assert got[0]["content"].startswith("HTTPX\n\n# HTTPX\n\nA client.")
+    assert citations(got)[0] == got[0]["url"]
