@@ -272,8 +272,16 @@ class _Crawler:
         if page.generated:
             self.report.skip(final_url, "generated-index", f"{page.generated}; links followed")
             return
+        if page.whole_book and self._admits_another(page.links, final_url):
+            why = f"{page.whole_book}: its chapters are in scope and crawled on their own"
+            self.report.skip(final_url, "all-in-one", why)
+            return
         self.pages.append(Page(final_url, page.title, page.markdown, depth, page.heading_ids,
                                page.canonical))  # fmt: skip
+
+    def _admits_another(self, links: list[str], url: str) -> bool:
+        """Whether the crawl may fetch some page `links` name other than `url` itself."""
+        return any(link != url and self._refusal(link, url) is None for link in links)
 
     async def _wait_turn(self) -> None:
         """A polite gap between requests, across all workers."""

@@ -23,7 +23,14 @@ from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from crawl.generators import CHROME, MAIN_CONTAINERS, NO_LANGUAGE, generated_index, prepare
+from crawl.generators import (
+    CHROME,
+    MAIN_CONTAINERS,
+    NO_LANGUAGE,
+    generated_index,
+    prepare,
+    whole_book,
+)
 from crawl.nesting import nests_deeper_than
 from crawl.urls import resolve
 from slicers.markdown import inline_text
@@ -63,6 +70,8 @@ class Extracted:
     canonical: str | None = None
     heading_ids: tuple[tuple[int, str], ...] = ()  # (0-based markdown line, the page's id)
     generated: str | None = None  # a generated index (Sphinx genindex, search): not content
+    # An all-in-one page (mdBook's print.html): the chapters again; skipped when they are crawled.
+    whole_book: str | None = None
 
 
 def extract(html: str, url: str) -> Extracted:
@@ -80,10 +89,12 @@ def extract(html: str, url: str) -> Extracted:
     if canonical_node and canonical_node.attributes.get("href"):
         canonical = resolve(url, canonical_node.attributes["href"] or "")
     generated = generated_index(tree, urlsplit(url).path)
+    book = whole_book(tree, urlsplit(url).path)
     main = next((n for n in (tree.css_first(s) for s in MAIN_CONTAINERS) if n is not None), None)
     main = main or tree.body
     if main is None:
-        return Extracted(_title(tree, None, url), "", links, canonical, generated=generated)
+        return Extracted(_title(tree, None, url), "", links, canonical, generated=generated,
+                         whole_book=book)  # fmt: skip
     prepare(main)
     for noise in main.css(CHROME):
         noise.decompose()
@@ -93,7 +104,7 @@ def extract(html: str, url: str) -> Extracted:
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
     markdown, heading_ids = _take_heading_ids(markdown)
     title = _title(tree, main, url)
-    return Extracted(title, markdown, links, canonical, heading_ids, generated)
+    return Extracted(title, markdown, links, canonical, heading_ids, generated, book)
 
 
 def _title(tree: Any, main: Any, url: str) -> str:

@@ -32,9 +32,9 @@ def site(pages: dict[str, str]) -> Iterator[str]:
         yield base
 
 
-def records(pages: dict[str, str], seed: str = "/") -> list[dict]:
+def records(pages: dict[str, str], seed: str = "/", *extra: str) -> list[dict]:
     with site(pages) as base:
-        result = run_cli("flatten", "--url", base + seed, "--no-sitemap", "--timeout", "5")
+        result = run_cli("flatten", "--url", base + seed, "--no-sitemap", "--timeout", "5", *extra)
     assert result.code == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines()]
 
@@ -105,3 +105,39 @@ def test_an_h1_without_id_gets_no_made_up_anchor_and_a_logo_repeating_the_title_
                                                             ("Features", "features")]  # fmt: skip
     assert got[0]["content"].startswith("HTTPX\n\n# HTTPX\n\nA client.")
     assert citations(got)[0] == got[0]["url"]
+
+
+def mdbook(title: str, body: str, *, printing: bool = False) -> str:
+    robots = '<meta name="robots" content="noindex">' if printing else ""
+    return (f"<!DOCTYPE HTML><html><head><!-- Book generated using mdBook --><title>{title}"
+            f" - The Book</title>{robots}</head><body><nav id='sidebar'><a href='/book/ch1.html'>"
+            "One</a><a href='/book/ch2.html'>Two</a><a href='/book/print.html'>Print</a></nav>"
+            f"<main>{body}</main></body></html>")  # fmt: skip
+
+
+BOOK = {
+    "/book/": mdbook("Intro", "<h1 id='intro'>Intro</h1><p>The book begins.</p>"),
+    "/book/ch1.html": mdbook("One", "<h1 id='one'>One</h1><p>Chapter one text.</p>"),
+    "/book/ch2.html": mdbook("Two", "<h1 id='two'>Two</h1><p>Chapter two text.</p>"),
+    "/book/print.html": mdbook("Book", "<h1 id='intro'>Intro</h1><p>The book begins.</p>"
+                               "<h1 id='one'>One</h1><p>Chapter one text.</p>"
+                               "<h1 id='two'>Two</h1><p>Chapter two text.</p>", printing=True),
+}  # fmt: skip
+
+
+def test_mdbooks_print_page_is_skipped_and_reported_when_its_chapters_are_crawled(tmp_path):
+    report = tmp_path / "report.json"
+    with site(BOOK) as base:
+        result = run_cli("flatten", "--url", base + "/book/", "--no-sitemap", "--report", report)
+    assert result.code == 0, result.stderr
+    sources = {json.loads(line)["source"].removeprefix(base) for line in result.stdout.split("\n")
+               if line}  # fmt: skip
+    assert sources == {"/book/", "/book/ch1.html", "/book/ch2.html"}
+    skipped = json.loads(report.read_text())["crawl"]["skipped"]
+    assert [(s["url"].removeprefix(base), s["reason"]) for s in skipped
+            if s["reason"] == "all-in-one"] == [("/book/print.html", "all-in-one")]  # fmt: skip
+
+
+def test_mdbooks_print_page_is_kept_when_its_chapters_are_not_crawled():
+    got = records(BOOK, "/book/print.html", "--include", "/book/print.html")
+    assert {r["source"].rsplit("/", 1)[-1] for r in got} == {"print.html"}
