@@ -180,7 +180,7 @@ def _blocks(node: Any, out: list[str], indent: str, depth: int) -> None:
     while child is not None:
         tag = child.tag
         if tag == "-text":
-            inline.append(child.text_content or "")
+            inline.append(_text(child))
         elif tag in _BLOCKS:
             flush()
             _block(child, out, indent, depth + 1)
@@ -292,11 +292,15 @@ def _inline(node: Any, depth: int) -> str:
     if node is None:
         return ""
     if node.tag == "-text":
-        return node.text_content or ""
+        return _text(node)
     if node.tag == "br":
         return "\n"
     if node.tag == "img":
         return node.attributes.get("alt") or ""
+    if node.tag == "code":  # a code span is literal: markup inside it goes, nothing is escaped
+        code = _SPACE.sub(" ", node.text(deep=True) or "").strip()
+        tick = "``" if "`" in code else "`"
+        return f"{tick}{code}{tick}" if code else ""
     if depth > MAX_NESTING:
         return _flat(node)
     parts: list[str] = []
@@ -307,14 +311,21 @@ def _inline(node: Any, depth: int) -> str:
     text = "".join(parts)
     if node.tag == "a" and text.strip() in _PERMALINK_GLYPHS:
         return ""
-    if node.tag == "code" and text.strip():
-        tick = "``" if "`" in text else "`"
-        return f"{tick}{text.strip()}{tick}"
     if node.tag in ("strong", "b") and text.strip():
         return f"**{text.strip()}**"
     if node.tag in ("em", "i") and text.strip():
         return f"*{text.strip()}*"
     return text
+
+
+# Text that markdown would read as markup: `*` (emphasis) and `<` opening a tag (rustdoc's
+# `impl<T> Vec<T>`, which a renderer, and a heading's title, would drop as an unknown tag).
+_MARKUP_IN_TEXT = re.compile(r"\*|<(?=[A-Za-z/!?])")
+
+
+def _text(node: Any) -> str:
+    """A text node as markdown text: what would read as markup is backslash-escaped."""
+    return _MARKUP_IN_TEXT.sub(lambda m: "\\" + m.group(), node.text_content or "")
 
 
 def _code_block(pre: Any, out: list[str], indent: str) -> None:

@@ -52,7 +52,8 @@ _HTML_BLOCK_7 = re.compile(
 
 _HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.I | re.S)
 _INLINE_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")
-_INLINE_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_INLINE_TAG = re.compile(r"(?<!\\)</?[A-Za-z][^>]*>")  # `\<T>` is text, not a tag
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's backslash escapes
 _INLINE_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
 
 
@@ -77,7 +78,7 @@ def inline_text(text: str) -> str:
     text = _INLINE_IMAGE_OR_LINK.sub(lambda m: m.group(1) or m.group(2) or "", text)
     text = _INLINE_TAG.sub("", text)
     text = _INLINE_EMPHASIS.sub(r"\2", text)
-    return text.replace("`", "").strip()
+    return _ESCAPED.sub(r"\1", text.replace("`", "")).strip()
 
 
 def _heading_text(raw: str) -> tuple[str, str | None]:

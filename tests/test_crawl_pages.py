@@ -141,3 +141,32 @@ def test_mdbooks_print_page_is_skipped_and_reported_when_its_chapters_are_crawle
 def test_mdbooks_print_page_is_kept_when_its_chapters_are_not_crawled():
     got = records(BOOK, "/book/print.html", "--include", "/book/print.html")
     assert {r["source"].rsplit("/", 1)[-1] for r in got} == {"print.html"}
+
+
+def test_markup_inside_code_goes_and_markdown_specials_in_text_are_escaped():
+    got = records({"/": html("<h1>Api</h1><p>Call <code>httpx.<strong>request</strong></code> "
+                             "with <em>*</em> or <strong>a*b</strong> as 2 * 3.</p>")})  # fmt: skip
+    text = got[0]["content"]
+    assert "`httpx.request`" in text
+    assert "*\\**" in text and "**a\\*b**" in text and "2 \\* 3" in text
+
+
+RUSTDOC = html(
+    "<h1>Struct Vec</h1><p>A vector.</p>"
+    "<h2 id='impl-Vec%3CT%3E'>impl&lt;T&gt; Vec&lt;T&gt;</h2><p>Methods.</p>"
+    "<h3 id='method.new'>pub const fn new() -&gt; Vec&lt;T&gt;</h3><p>Makes one.</p>"
+    "<h3 id='method.cmp'>fn lt(a: &amp;T) -&gt; bool where T: <em>Ord</em> &lt; 3</h3><p>x</p>"
+)
+
+
+def test_rustdoc_generics_stay_in_titles_and_content():
+    from slicers.markdown import inline_text
+
+    got = records({"/": RUSTDOC})
+    titles = [r["title"] for r in got]
+    assert "impl<T> Vec<T>" in titles
+    assert "pub const fn new() -> Vec<T>" in titles
+    assert "fn lt(a: &T) -> bool where T: Ord < 3" in titles
+    for record in got:  # the content's heading reads as its title once rendered
+        heading = record["content"].split("\n", 1)[0].lstrip("#").strip()
+        assert inline_text(heading) == record["title"]
