@@ -49,25 +49,25 @@ def ingest(url: str, store: object, *extra: str) -> tuple[int, dict, str]:
     return result.code, json.loads(result.stdout), result.stderr
 
 
-def test_a_crawl_cut_by_max_pages_loads_as_partial_and_removes_nothing(site, tmp_path):
-    code, first, _ = ingest(site, tmp_path / "s")
+def test_a_crawl_cut_by_max_pages_loads_as_partial_and_removes_nothing(site, store_url):
+    code, first, _ = ingest(site, store_url)
     assert code == 0 and first["load"]["added"] == 7 and first["partial"] is None
-    code, second, _ = ingest(site, tmp_path / "s", "--max-pages", "3")
+    code, second, _ = ingest(site, store_url, "--max-pages", "3")
     assert code == 0
     assert second["partial"]["reason"] == "truncated"
     assert second["load"]["removed"] == 0
     assert second["crawl"]["partial"] == second["partial"]
 
 
-def test_a_crawl_that_lost_pages_to_server_errors_removes_nothing(site, tmp_path):
-    ingest(site, tmp_path / "s")
+def test_a_crawl_that_lost_pages_to_server_errors_removes_nothing(site, store_url):
+    ingest(site, store_url)
     ChangingSite.answers = {"/docs/b": (503, b"busy"), "/docs/c": (500, b"oops")}
-    code, summary, _ = ingest(site, tmp_path / "s")
+    code, summary, _ = ingest(site, store_url)
     assert code == 0
     assert summary["partial"]["reason"] == "fetch-errors"
     assert "http-503 1" in summary["partial"]["detail"]
     assert summary["load"]["removed"] == 0
-    found = run_cli("show", "--store", tmp_path / "s", site + "b#1")
+    found = run_cli("show", "--store", store_url, site + "b#1")
     assert found.code == 0, found.stderr
 
 
