@@ -45,6 +45,36 @@ class CrawlError(FlattenError):
     """The crawl could not fetch a single page."""
 
 
+def nothing_fetched(url: str, report: CrawlReport) -> CrawlError:
+    """The error of a crawl that got no page: why the seed was skipped, the counts of every
+    reason, and a hint for the seed's reason."""
+    seed = next(((r, d) for u, r, d in report.skipped if u == report.seed), None)
+    message = f"no page could be fetched from {url}"
+    if seed is not None:
+        message += f": the seed was skipped ({seed[0]}" + (f": {seed[1]})" if seed[1] else ")")
+    if report.skipped and not (seed and len(report.skipped) == 1):
+        counts = ", ".join(f"{r} {n:,}" for r, n in sorted(report.skipped_by_reason.items()))
+        message += f"; skipped by reason: {counts}"
+    reason = seed[0] if seed else ""
+    hint = _SEED_HINTS.get(
+        "http-5xx" if reason.startswith("http-5") else reason,
+        "check the URL and --scope; --report lists why each page was skipped",
+    )
+    return CrawlError(message, reason="nothing-fetched", hint=hint)
+
+
+_SEED_HINTS = {
+    "scope": "the seed is outside the crawl's scope: widen --scope or start from a page in it",
+    "robots": "robots.txt forbids the seed: --ignore-robots if you may crawl it anyway",
+    "timeout": "the server did not answer in time: raise --timeout or check it is up",
+    "http-5xx": "the server failed (5xx): check it is up and try again",
+    "http-404": "the seed does not exist: check the URL",
+    "redirect-loop": "the seed redirects in a loop: start from the page it should reach",
+    "error": "the request failed (connection, or a bad --header?): check the URL and headers",
+    "type": "the seed is not HTML: start from an HTML page of the site",
+}
+
+
 # Skip reasons that lose a page which may still exist (a server fault, a timeout, the byte cap,
 # a status other than "gone"): a crawl with any of them is no snapshot of the site. 404 and 410
 # say the page is gone, and scope, robots, type, depth or duplicate are the crawl's own choices.

@@ -23,7 +23,7 @@ from flatten.classify import (
     path_skip_reason,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
-from flatten.errors import FlattenError, NothingToFlatten
+from flatten.errors import NothingToFlatten
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
 from flatten.parallel import ordered_map
@@ -34,7 +34,7 @@ from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve
 from flatten.sources.shorthand import expand_repo
 
 if TYPE_CHECKING:
-    from crawl.crawler import CrawlOptions, CrawlReport, Page
+    from crawl.crawler import CrawlOptions, Page
 from slicers import Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
 
@@ -309,38 +309,6 @@ def _with_page_ids(sliced: Sliced, page: Page) -> Sliced:
     return replace(sliced, slices=kept)
 
 
-def _nothing_fetched(url: str, crawl_report: CrawlReport) -> FlattenError:
-    """Why no page came: the seed's own reason first, then the counts of every reason."""
-    from crawl.crawler import CrawlError
-
-    seed = next(((r, d) for u, r, d in crawl_report.skipped if u == crawl_report.seed), None)
-    counts = ", ".join(f"{r} {n:,}" for r, n in sorted(crawl_report.skipped_by_reason.items()))
-    message = f"no page could be fetched from {url}"
-    if seed is not None:
-        message += f": the seed was skipped ({seed[0]}" + (f": {seed[1]})" if seed[1] else ")")
-    if counts and counts != (seed and f"{seed[0]} 1"):
-        message += f"; skipped by reason: {counts}"
-    return CrawlError(message, reason="nothing-fetched", hint=_SEED_HINTS.get(
-        _hint_key(seed[0]) if seed else "", "check the URL and --scope; --report lists why "
-        "each page was skipped"))  # fmt: skip
-
-
-def _hint_key(reason: str) -> str:
-    return "http-5xx" if reason.startswith("http-5") else reason
-
-
-_SEED_HINTS = {
-    "scope": "the seed is outside the crawl's scope: widen --scope or start from a page in it",
-    "robots": "robots.txt forbids the seed: --ignore-robots if you may crawl it anyway",
-    "timeout": "the server did not answer in time: raise --timeout or check it is up",
-    "http-5xx": "the server failed (5xx): check it is up and try again",
-    "http-404": "the seed does not exist: check the URL",
-    "redirect-loop": "the seed redirects in a loop: start from the page it should reach",
-    "error": "the request failed (connection or a bad --header?): check the URL and headers",
-    "type": "the seed is not HTML: start from an HTML page of the site",
-}
-
-
 def flatten_url(
     url: str,
     options: FlattenOptions | None = None,
@@ -354,7 +322,7 @@ def flatten_url(
     sections with the page's own heading ids as anchors.
     """
     # Imported here: the crawler brings httpx and selectolax, which only --url needs.
-    from crawl.crawler import CrawlError, CrawlOptions, CrawlReport, crawl
+    from crawl.crawler import CrawlError, CrawlOptions, CrawlReport, crawl, nothing_fetched
 
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
@@ -371,7 +339,7 @@ def flatten_url(
         for page_url, reason, detail in crawl_report.skipped:
             report.skip(Skip(page_url, reason, detail))
     if not pages:
-        raise _nothing_fetched(url, crawl_report)
+        raise nothing_fetched(url, crawl_report)
     report.files_total = len(pages)
     for page in pages:
         report.files_done += 1
