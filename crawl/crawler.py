@@ -45,6 +45,47 @@ class CrawlError(FlattenError):
     """The crawl could not fetch a single page."""
 
 
+def nothing_fetched(url: str, report: CrawlReport) -> CrawlError:
+    """The error of a crawl that got no page: why the seed was skipped, the counts of every
+    reason, and a hint for the seed's reason."""
+    seed = next(((r, d) for u, r, d in report.skipped if u == report.seed), None)
+    message = f"no page could be fetched from {url}"
+    if seed is not None:
+        message += f": the seed was skipped ({seed[0]}" + (f": {seed[1]})" if seed[1] else ")")
+    if report.skipped and not (seed and len(report.skipped) == 1):
+        counts = ", ".join(f"{r} {n:,}" for r, n in sorted(report.skipped_by_reason.items()))
+        message += f"; skipped by reason: {counts}"
+    reason = seed[0] if seed else ""
+    hint = _SEED_HINTS.get(
+        "http-5xx" if reason.startswith("http-5") else reason,
+        "check the URL and --scope; --report lists why each page was skipped",
+    )
+    return CrawlError(message, reason="nothing-fetched", hint=hint)
+
+
+_SEED_HINTS = {
+    "scope": "the seed is outside the crawl's scope: widen --scope or start from a page in it",
+    "robots": "robots.txt forbids the seed: --ignore-robots if you may crawl it anyway",
+    "timeout": "the server did not answer in time: raise --timeout or check it is up",
+    "http-5xx": "the server failed (5xx): check it is up and try again",
+    "http-404": "the seed does not exist: check the URL",
+    "redirect-loop": "the seed redirects in a loop: start from the page it should reach",
+    "error": "the request failed (connection, or a bad --header?): check the URL and headers",
+    "type": "the seed is not HTML: start from an HTML page of the site",
+}
+
+
+# Skip reasons that lose a page which may still exist (a server fault, a timeout, the byte cap,
+# a status other than "gone"): a crawl with any of them is no snapshot of the site. 404 and 410
+# say the page is gone, and scope, robots, type, depth or duplicate are the crawl's own choices.
+_GONE = frozenset({"http-404", "http-410"})
+_LOST = frozenset({"error", "timeout", "size", "redirect-loop"})
+
+
+def loses_page(reason: str) -> bool:
+    return reason in _LOST or (reason.startswith("http-") and reason not in _GONE)
+
+
 @dataclass(frozen=True)
 class Page:
     url: str
@@ -78,7 +119,20 @@ class CrawlReport:
     def skipped_by_reason(self) -> Counter[str]:
         return Counter(reason for _, reason, _ in self.skipped)
 
+    @property
+    def partial(self) -> tuple[str, str] | None:
+        """(reason, detail) when this crawl is not the whole site: cut by a bound, or pages
+        lost to errors. Its pages then add and update, never remove (a partial load)."""
+        if self.truncated:
+            return "truncated", f"{self.frontier:,} pages left unvisited by a bound"
+        lost = Counter(reason for _, reason, _ in self.skipped if loses_page(reason))
+        if lost:
+            counts = ", ".join(f"{r} {n:,}" for r, n in sorted(lost.items()))
+            return "fetch-errors", f"{sum(lost.values()):,} pages not fetched ({counts})"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
+        partial = self.partial
         return {
             "seed": self.seed,
             "scope": self.scope,
@@ -86,6 +140,7 @@ class CrawlReport:
             "skippedByReason": dict(sorted(self.skipped_by_reason.items())),
             "frontier": self.frontier,
             "truncated": self.truncated,
+            "partial": {"reason": partial[0], "detail": partial[1]} if partial else None,
             "crawlDelay": self.crawl_delay,
             "scopeHint": self.scope_hint[0] if self.scope_hint else None,
             "scopeHintAdmits": self.scope_hint[1] if self.scope_hint else None,
@@ -247,8 +302,16 @@ class _Crawler:
         if page.generated:
             self.report.skip(final_url, "generated-index", f"{page.generated}; links followed")
             return
+        if page.whole_book and self._admits_another(page.links, final_url):
+            why = f"{page.whole_book}: its chapters are in scope and crawled on their own"
+            self.report.skip(final_url, "all-in-one", why)
+            return
         self.pages.append(Page(final_url, page.title, page.markdown, depth, page.heading_ids,
                                page.canonical))  # fmt: skip
+
+    def _admits_another(self, links: list[str], url: str) -> bool:
+        """Whether the crawl may fetch some page `links` name other than `url` itself."""
+        return any(link != url and self._refusal(link, url) is None for link in links)
 
     async def _wait_turn(self) -> None:
         """A polite gap between requests, across all workers."""

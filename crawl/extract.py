@@ -23,7 +23,14 @@ from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from crawl.generators import CHROME, MAIN_CONTAINERS, NO_LANGUAGE, generated_index, prepare
+from crawl.generators import (
+    CHROME,
+    MAIN_CONTAINERS,
+    NO_LANGUAGE,
+    generated_index,
+    prepare,
+    whole_book,
+)
 from crawl.nesting import nests_deeper_than
 from crawl.urls import resolve
 from slicers.markdown import inline_text
@@ -63,6 +70,8 @@ class Extracted:
     canonical: str | None = None
     heading_ids: tuple[tuple[int, str], ...] = ()  # (0-based markdown line, the page's id)
     generated: str | None = None  # a generated index (Sphinx genindex, search): not content
+    # An all-in-one page (mdBook's print.html): the chapters again; skipped when they are crawled.
+    whole_book: str | None = None
 
 
 def extract(html: str, url: str) -> Extracted:
@@ -80,10 +89,12 @@ def extract(html: str, url: str) -> Extracted:
     if canonical_node and canonical_node.attributes.get("href"):
         canonical = resolve(url, canonical_node.attributes["href"] or "")
     generated = generated_index(tree, urlsplit(url).path)
+    book = whole_book(tree, urlsplit(url).path)
     main = next((n for n in (tree.css_first(s) for s in MAIN_CONTAINERS) if n is not None), None)
     main = main or tree.body
     if main is None:
-        return Extracted(_title(tree, None, url), "", links, canonical, generated=generated)
+        return Extracted(_title(tree, None, url), "", links, canonical, generated=generated,
+                         whole_book=book)  # fmt: skip
     prepare(main)
     for noise in main.css(CHROME):
         noise.decompose()
@@ -93,7 +104,7 @@ def extract(html: str, url: str) -> Extracted:
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
     markdown, heading_ids = _take_heading_ids(markdown)
     title = _title(tree, main, url)
-    return Extracted(title, markdown, links, canonical, heading_ids, generated)
+    return Extracted(title, markdown, links, canonical, heading_ids, generated, book)
 
 
 def _title(tree: Any, main: Any, url: str) -> str:
@@ -169,7 +180,7 @@ def _blocks(node: Any, out: list[str], indent: str, depth: int) -> None:
     while child is not None:
         tag = child.tag
         if tag == "-text":
-            inline.append(child.text_content or "")
+            inline.append(_text(child))
         elif tag in _BLOCKS:
             flush()
             _block(child, out, indent, depth + 1)
@@ -218,12 +229,16 @@ def _heading(level: int, text: str, anchor: str | None, out: list[str], indent: 
 
 
 def _heading_id(node: Any) -> str | None:
-    """A heading's own id, else (as Sphinx writes them) the id of the section it opens."""
-    anchor = node.attributes.get("id")
+    """A heading's own id, else (as Sphinx writes them) the id of the section it opens, else
+    the id of an element inside it (`<h2><a id="x"></a>Title</h2>`). Empty ids are none."""
+    anchor = (node.attributes.get("id") or "").strip()
     parent = node.parent
     if not anchor and parent is not None and parent.tag == "section":
-        anchor = parent.attributes.get("id")
-    return (anchor or "").strip() or None
+        anchor = (parent.attributes.get("id") or "").strip()
+    if not anchor:
+        inner = (n.attributes.get("id") for n in node.css("[id]"))
+        anchor = next((a.strip() for a in inner if a and a.strip()), "")
+    return anchor or None
 
 
 def _is_signature(node: Any) -> bool:
@@ -277,11 +292,15 @@ def _inline(node: Any, depth: int) -> str:
     if node is None:
         return ""
     if node.tag == "-text":
-        return node.text_content or ""
+        return _text(node)
     if node.tag == "br":
         return "\n"
     if node.tag == "img":
         return node.attributes.get("alt") or ""
+    if node.tag == "code":  # a code span is literal: markup inside it goes, nothing is escaped
+        code = _SPACE.sub(" ", node.text(deep=True) or "").strip()
+        tick = "``" if "`" in code else "`"
+        return f"{tick}{code}{tick}" if code else ""
     if depth > MAX_NESTING:
         return _flat(node)
     parts: list[str] = []
@@ -292,14 +311,21 @@ def _inline(node: Any, depth: int) -> str:
     text = "".join(parts)
     if node.tag == "a" and text.strip() in _PERMALINK_GLYPHS:
         return ""
-    if node.tag == "code" and text.strip():
-        tick = "``" if "`" in text else "`"
-        return f"{tick}{text.strip()}{tick}"
     if node.tag in ("strong", "b") and text.strip():
         return f"**{text.strip()}**"
     if node.tag in ("em", "i") and text.strip():
         return f"*{text.strip()}*"
     return text
+
+
+# Text that markdown would read as markup: `*` (emphasis) and `<` opening a tag (rustdoc's
+# `impl<T> Vec<T>`, which a renderer, and a heading's title, would drop as an unknown tag).
+_MARKUP_IN_TEXT = re.compile(r"\*|<(?=[A-Za-z/!?])")
+
+
+def _text(node: Any) -> str:
+    """A text node as markdown text: what would read as markup is backslash-escaped."""
+    return _MARKUP_IN_TEXT.sub(lambda m: "\\" + m.group(), node.text_content or "")
 
 
 def _code_block(pre: Any, out: list[str], indent: str) -> None:

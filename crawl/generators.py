@@ -73,6 +73,17 @@ def generated_index(tree: Any, path: str) -> str | None:
     return None
 
 
+def whole_book(tree: Any, path: str) -> str | None:
+    """What all-in-one page `tree` is (mdBook's print.html: every chapter again on one page, and
+    marked noindex by mdBook itself), else None."""
+    if not path.endswith("/print.html"):
+        return None
+    robots = tree.css_first("meta[name=robots]")
+    if robots is not None and "noindex" in (robots.attributes.get("content") or ""):
+        return "mdBook's print page (the whole book on one page)"
+    return None
+
+
 def prepare(main: Any) -> None:
     """Reshape generator markup in place so the walk reads it as the page reads."""
     for header in main.css("header"):

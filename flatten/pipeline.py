@@ -331,6 +331,30 @@ def _titled_by_page(sliced: Sliced, page: Page) -> Sliced:
     return replace(sliced, slices=[retitled, *sliced.slices[1:]])
 
 
+def _without_title_preamble(sliced: Sliced, text: str, page: Page) -> Sliced:
+    """Text before the first heading that only repeats the page's title (a logo's alt text
+    over the H1: "HTTPX") is no slice of its own: it folds into the next one."""
+    if len(sliced.slices) < 2 or sliced.slices[0].section:
+        return sliced
+    first, second = sliced.slices[:2]
+    if inline_text(" ".join(first.content.split())) != page.title:
+        return sliced
+    lines = text.split("\n")[first.start_line - 1 : second.end_line]
+    folded = replace(second, content="\n".join(lines), start_line=first.start_line)
+    return replace(sliced, slices=[folded, *sliced.slices[2:]])
+
+
+def _with_page_ids(sliced: Sliced, page: Page) -> Sliced:
+    """A crawled page's anchors are ids its HTML has: a slug the slicer made up for a heading
+    without one (MkDocs' H1) would cite a fragment that lands nowhere, so it goes."""
+    ids = {anchor for _, anchor in page.heading_ids}
+    if all(piece.anchor is None or piece.anchor in ids for piece in sliced.slices):
+        return sliced
+    kept = [piece if piece.anchor is None or piece.anchor in ids else replace(piece, anchor=None)
+            for piece in sliced.slices]  # fmt: skip
+    return replace(sliced, slices=kept)
+
+
 def flatten_url(
     url: str,
     options: FlattenOptions | None = None,
@@ -344,7 +368,7 @@ def flatten_url(
     sections with the page's own heading ids as anchors.
     """
     # Imported here: the crawler brings httpx and selectolax, which only --url needs.
-    from crawl.crawler import CrawlError, CrawlOptions, CrawlReport, crawl
+    from crawl.crawler import CrawlError, CrawlOptions, CrawlReport, crawl, nothing_fetched
 
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
@@ -361,18 +385,16 @@ def flatten_url(
         for page_url, reason, detail in crawl_report.skipped:
             report.skip(Skip(page_url, reason, detail))
     if not pages:
-        raise CrawlError(
-            f"no page could be fetched from {url}",
-            reason="nothing-fetched",
-            hint="check the URL and --scope; the report lists why each page was skipped",
-        )
+        raise nothing_fetched(url, crawl_report)
     report.files_total = len(pages)
     for page in pages:
         report.files_done += 1
         report.bytes_read += len(page.markdown.encode("utf-8"))
         redacted = redact(page.markdown, options.redaction)
-        slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids)
-        sliced = _titled_by_page(slice_text("markdown", redacted.text, page.url, slicing), page)
+        slicing = SliceOptions(options.max_chars, heading_ids=page.heading_ids, title=page.title)
+        sliced = slice_text("markdown", redacted.text, page.url, slicing)
+        sliced = _without_title_preamble(sliced, redacted.text, page)
+        sliced = _with_page_ids(_titled_by_page(sliced, page), page)
         if not sliced.slices:
             report.skip(Skip(page.url, "empty", "no main content"))
             continue
@@ -384,3 +406,10 @@ def flatten_url(
         yield from records
         report.seconds = time.perf_counter() - started
     report.seconds = time.perf_counter() - started
+    if report.files_kept == 0:  # as a tree with nothing kept: never an empty "snapshot"
+        raise CrawlError(
+            f"no text found on the {len(pages):,} page(s) fetched from {url}",
+            reason="no-text",
+            hint="the pages' main content is empty (rendered by JavaScript?); the report "
+            "lists each page",
+        )

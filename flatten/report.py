@@ -36,6 +36,12 @@ class RunReport:
     dirty: bool | None = None  # a work tree with uncommitted changes below the root (None: no git)
     pack: dict[str, Any] | None = None  # for `pack`: style, tokens, tokenizer, tokens per file
 
+    @property
+    def partial(self) -> dict[str, str] | None:
+        """{reason, detail} when the run saw only part of its source (a crawl cut by a bound or
+        that lost pages to errors): not a snapshot, so a load of it must not remove documents."""
+        return self.crawl.get("partial") if self.crawl else None
+
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
         self.error = error_info(exc)
@@ -117,6 +123,12 @@ class RunReport:
                    if self.crawl["truncated"] else "")
             )  # fmt: skip
             lines.extend(f"crawl: {n['note']} ({n['url']})" for n in self.crawl.get("notes", []))
+            if self.partial:
+                lines.append(
+                    f"crawl: PARTIAL ({self.partial['reason']}: "
+                    f"{self.partial['detail']}): loads add and update, remove nothing"
+                )
+
             if self.crawl.get("scopeHint"):
                 refused = self.crawl["skippedByReason"].get("scope", 0)
                 lines.append(

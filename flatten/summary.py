@@ -171,6 +171,9 @@ class Summary:
     notes: list[Note] = field(default_factory=list)
     crawl: dict[str, Any] | None = None
     pack: dict[str, Any] | None = None
+    # {reason, detail} when the source was seen only in part (a truncated crawl, pages lost to
+    # errors): its load added and updated, and removed nothing.
+    partial: dict[str, str] | None = None
 
     def add_run(self, run: RunReport) -> None:
         """The flatten stage: source, provenance, files, slices, redactions, skipped paths."""
@@ -189,6 +192,7 @@ class Summary:
         self.skipped = [SkippedPath(s.path, s.reason, s.detail, s.files) for s in run.skipped]
         self.notes = [Note(path, note) for path, note in run.notes]
         self.crawl, self.pack = run.crawl, run.pack
+        self.partial = run.partial
         self.timings.flatten = run.seconds
         if run.error is not None and self.error is None:
             self.ok, self.error = False, run.error

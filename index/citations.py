@@ -194,7 +194,7 @@ def default_citation(origin: Origin) -> Citation:
     if origin.url:
         if "#" in origin.url or not origin.anchor or origin.ordinal == 1:
             return Citation(origin.url, Kind.PAGE, "file")  # a page's first slice is the page
-        return Citation(f"{origin.url}#{origin.anchor}", Kind.PAGE, "heading")
+        return Citation(f"{origin.url}#{fragment(origin.anchor)}", Kind.PAGE, "heading")
     forge = parse_remote(origin.repo_url) if origin.repo_url else None
     if forge is not None and origin.commit and not origin.dirty:
         lines = None
@@ -206,6 +206,13 @@ def default_citation(origin: Origin) -> Citation:
                         "lines" if lines else "file")  # fmt: skip
     text = place(origin.source, origin.start_line, origin.end_line, origin.line_unit)
     return Citation(text, Kind.PATH, "file" if origin.start_line is None else "lines")
+
+
+def fragment(anchor: str) -> str:
+    """An element id as a URL fragment (the URL spec's fragment characters kept, the rest and
+    `%` percent-encoded): `a b` -> `a%20b`, `50%` -> `50%25`; a browser decodes it back to
+    find the id."""
+    return quote(anchor, safe="!$&'()*+,;=:@/?")
 
 
 # Files forges render rather than show as text: a line fragment lands only on their source view.

@@ -54,6 +54,9 @@ class SliceOptions:
     # Heading ids the text itself does not carry: (0-based line, id) pairs. A crawled page's
     # markdown reads as the page reads; its headings' real ids come from the HTML this way.
     heading_ids: tuple[tuple[int, str], ...] = ()
+    # The document's title when its caller knows one the text lacks (a crawled page's <title>):
+    # text before the first heading is named by it, never by the path (a URL).
+    title: str | None = None
 
 
 Slicer = Callable[[str, str, SliceOptions], Sliced]

@@ -52,7 +52,8 @@ _HTML_BLOCK_7 = re.compile(
 
 _HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.I | re.S)
 _INLINE_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")
-_INLINE_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_INLINE_TAG = re.compile(r"(?<!\\)</?[A-Za-z][^>]*>")  # `\<T>` is text, not a tag
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's backslash escapes
 _INLINE_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
 
 
@@ -77,7 +78,7 @@ def inline_text(text: str) -> str:
     text = _INLINE_IMAGE_OR_LINK.sub(lambda m: m.group(1) or m.group(2) or "", text)
     text = _INLINE_TAG.sub("", text)
     text = _INLINE_EMPHASIS.sub(r"\2", text)
-    return text.replace("`", "").strip()
+    return _ESCAPED.sub(r"\1", text.replace("`", "")).strip()
 
 
 def _heading_text(raw: str) -> tuple[str, str | None]:
@@ -339,14 +340,16 @@ def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
     spans: list[LineSpan] = []
     if matter:
         # Within the budget like any section: a long front matter was one slice over it.
-        matter_span = LineSpan(0, matter.end, title=f"{doc_title or path} (front matter)")
+        matter_span = LineSpan(
+            0, matter.end, title=f"{doc_title or options.title or path} (front matter)"
+        )
         spans += split_span(lines, matter_span, options.max_chars)
     spans += section_spans(
         lines,
         blocks.headings,
         start=body_start,
         end=len(lines),
-        fallback_title=doc_title or path,
+        fallback_title=doc_title or options.title or path,
         slugger=GithubSlugger(),
         max_chars=options.max_chars,
         protected=blocks.protected,

@@ -51,6 +51,7 @@ SHAPE: dict[str, Any] = {
                 "embed": (float, int, None), "total": (float, int)},
     "error": ({"reason": str, "message": str, "hint": (str, None)}, None),
     "skipped": list, "notes": list, "crawl": (dict, None), "pack": (dict, None),
+    "partial": ({"reason": str, "detail": str}, None),
 }  # fmt: skip
 
 

@@ -4,6 +4,7 @@ say what was done, and fill the run summary."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -86,6 +87,8 @@ def load_into(
     from index.snapshot import TooManyRemovals
     from index.vectors.client import EmbeddingError
 
+    if summary.partial and not options.partial:  # not a snapshot: it must not remove documents
+        options = dataclasses.replace(options, partial=True)
     progress = Progress("embedding", enabled=talk)
 
     def loaded(report: LoadReport) -> None:
