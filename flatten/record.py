@@ -570,10 +570,16 @@ MARK_PREFIX = b'{"' + MARK_KEY.encode() + b'":'
 class Mark:
     records: int | None = None  # the closing mark: how many records the stream holds
     error: str | None = None  # the error mark: why the producer failed
+    # The closing mark of a run that saw its source in part (a crawl cut by a bound or that
+    # lost pages): why. Such a stream adds and updates, and removes nothing.
+    partial: str | None = None
 
 
-def end_mark(records: int) -> dict[str, Any]:
-    return {MARK_KEY: {"end": True, "records": records}}
+def end_mark(records: int, partial: str | None = None) -> dict[str, Any]:
+    mark: dict[str, Any] = {"end": True, "records": records}
+    if partial is not None:
+        mark["partial"] = partial
+    return {MARK_KEY: mark}
 
 
 def error_mark(reason: str) -> dict[str, Any]:
@@ -588,7 +594,9 @@ def read_mark(line: bytes) -> Mark | None:
     body = parse_line(line)
     mark = body.get(MARK_KEY) if type(body) is dict and len(body) == 1 else None
     if type(mark) is dict and mark.get("end") is True and type(mark.get("records")) is int:
-        return Mark(records=mark["records"])
+        partial = mark.get("partial")
+        if partial is None or type(partial) is str:
+            return Mark(records=mark["records"], partial=partial)
     if type(mark) is dict and type(mark.get("error")) is str:
         return Mark(error=mark["error"])
     raise Malformed(f"a {MARK_KEY} mark of unknown shape")

@@ -37,6 +37,7 @@ class LoadLike(Protocol):
     lines: int
     malformed: list[tuple[str, int, str]]
     seconds: float
+    partial: str | None
 
 
 class VectorsLike(Protocol):
@@ -211,6 +212,10 @@ class Summary:
                          [MalformedLine(f, n, r) for f, n, r in load.malformed])  # fmt: skip
         self.chunks = Chunks(total=chunks_total, written=load.chunks)
         self.timings.load = load.seconds
+        if load.partial and self.partial is None:
+            self.partial = {"reason": load.partial,
+                            "detail": "the input's closing mark says its run saw the source "
+                            "in part"}  # fmt: skip
 
     def add_vectors(self, vectors: VectorsLike, pending: int) -> None:
         self.vectors = Vectors(

@@ -246,6 +246,7 @@ def write_jsonl(
     to_dict: Callable[[Any], dict[str, Any]],
     *,
     marked: bool = False,
+    partial: Callable[[], str | None] = lambda: None,
 ) -> int:
     """Write one JSON line per record to `output` (a path) or stdout (None); return the count.
     An `EncodedLines` among the records is written as it is (it was encoded in `to_dict`'s
@@ -253,15 +254,21 @@ def write_jsonl(
 
     `marked`: when the output is a pipe or socket, end the stream with the closing mark (or, if
     the run fails, an error mark; see flatten.record), so `index -` can tell a complete snapshot
-    from a cut one. A file is atomic already and gets no mark."""
+    from a cut one. A file is atomic already and gets no mark. `partial`, asked once the records
+    are written: why the run saw its source only in part, if it did; the closing mark says so,
+    and `index -` then removes nothing."""
     if output is None:
-        return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict, marked)
+        return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict, marked, partial)
     with OutputFile(output) as sink:
-        return _write(records, sink, to_dict, marked)
+        return _write(records, sink, to_dict, marked, partial)
 
 
 def _write(
-    records: Iterable[Any], sink: Sink, to_dict: Callable[[Any], dict[str, Any]], marked: bool
+    records: Iterable[Any],
+    sink: Sink,
+    to_dict: Callable[[Any], dict[str, Any]],
+    marked: bool,
+    partial: Callable[[], str | None],
 ) -> int:
     marked = marked and _is_stream(sink.handle)
     count = 0
@@ -283,7 +290,7 @@ def _write(
                 sink.flush()
         raise
     if marked:
-        sink.write(json_line(end_mark(count)))
+        sink.write(json_line(end_mark(count, partial())))
     sink.flush()
     return count
 

@@ -99,6 +99,7 @@ class LoadReport:
     lines: int = 0
     malformed: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, reason)
     seconds: float = 0.0
+    partial: str | None = None  # why the input said it was not a whole snapshot, if it did
 
     def summary(self) -> str:
         head = (
@@ -107,6 +108,8 @@ class LoadReport:
             f"{len(self.malformed):,} malformed ({self.chunks:,} chunks written, "
             f"{self.seconds:.2f} s)"
         )
+        if self.partial:
+            head += f"\n  partial input ({self.partial}): nothing removed"
         shown = [f"  {f}:{n}: {r}" for f, n, r in self.malformed[:10]]
         more = len(self.malformed) - len(shown)
         return "\n".join([head, *shown] + ([f"  ... and {more} more"] if more > 0 else []))
@@ -135,8 +138,10 @@ class _Framing:
     closed: bool = False  # the last line that was not blank was a closing mark
     error: str | None = None  # an error mark's reason
     miscount: tuple[int, int] | None = None  # (records seen, records the mark says)
+    partial: str | None = None  # a closing mark's word that its run saw the source in part
 
     def see(self, mark: Mark) -> None:
+        self.partial = self.partial or mark.partial
         if mark.error is not None:
             self.error = mark.error
         elif mark.records != self.records and self.miscount is None:
@@ -215,7 +220,10 @@ def load_files(
             load = _Load(db, readers, paths, corpus, report, reindex, hold_chars)
             framings = load.read(handles)
             _refuse_unframed(paths, framings, set(streams), partial)
-            load.finish(partial, max_delete)
+            # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
+            # it adds and updates, and removes nothing.
+            report.partial = next((f.partial for f in framings if f.partial), None)
+            load.finish(partial or report.partial is not None, max_delete)
     report.seconds = time.perf_counter() - started
     return report
 

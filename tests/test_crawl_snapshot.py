@@ -113,3 +113,29 @@ def test_no_page_fetched_names_the_seeds_reason(site, answer, words):
 def test_no_page_fetched_names_a_scope_that_excludes_the_seed(site):
     result = run_cli("flatten", "--url", site, "--scope", "/other/", "--no-sitemap")
     assert_clean_failure(result, 1, "no page could be fetched", "seed was skipped (scope")
+
+
+def test_a_partial_crawl_piped_into_index_removes_nothing(site, tmp_path):
+    # flatten | index -: the closing mark carries the crawl's word that it saw part of the site.
+    import shlex
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+
+    def piped(*extra: str) -> subprocess.CompletedProcess[str]:
+        flatten = [sys.executable, "-m", "flatten", "flatten", "--url", site, "--no-sitemap",
+                   "--timeout", "5", "--quiet", *extra]  # fmt: skip
+        index = [sys.executable, "-m", "flatten", "index", "-", "--corpus", "site",
+                 "--store", str(store), "--json"]  # fmt: skip
+        line = f"{shlex.join(flatten)} | {shlex.join(index)}"
+        return subprocess.run(line, shell=True, capture_output=True, text=True, timeout=120)
+
+    whole = piped()
+    assert whole.returncode == 0 and json.loads(whole.stdout)["load"]["added"] == 7, whole.stderr
+    cut = piped("--max-pages", "3")
+    summary = json.loads(cut.stdout)
+    assert cut.returncode == 0 and summary["load"]["removed"] == 0, cut.stderr
+    assert summary["partial"]["reason"] == "truncated"
+    again = piped()
+    assert json.loads(again.stdout)["partial"] is None

@@ -96,8 +96,9 @@ def flatten_command(
     from flatten.writer import write_jsonl
 
     run_flatten(
-        lambda records, _: write_jsonl(
-            records, output, PROFILES[fmt.value], marked=fmt is Format.native
+        lambda records, report: write_jsonl(
+            records, output, PROFILES[fmt.value], marked=fmt is Format.native,
+            partial=lambda: report.partial["reason"] if report.partial else None,
         ),
         encode_as=fmt.value,  # the workers encode the lines: see flatten.pipeline
         root=root, repo=repo, ref=ref, subdir=subdir, token_env=token_env, url=url, scope=scope,
