@@ -1,0 +1,68 @@
+"""Hostile input found by a red-team run: each case fails by name (or is handled), never with a
+traceback, a stray warning, a leaked password or a half-written output."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flatten import fanout
+from flatten.fanout import SourceSpec, flatten_many
+from flatten.options import FlattenOptions
+from flatten.sources.gitignore import compile_gitignore
+from tests.conftest import run_cli, write
+
+# --- .gitignore lines no regex can match ----------------------------------------------------
+
+REVERSED = ["[z-a]", "[b-a]x", "[!z-a]", "**/[9-0]", "[[:foo:]]"]
+
+_CLASS_CHARS = st.sampled_from([*"az09-!^]:[\\*?/.", "[:alpha:]", "[:foo:]"])
+_BRACKETS = st.lists(_CLASS_CHARS, max_size=8).map(lambda parts: "[" + "".join(parts) + "]")
+_LINES = st.lists(st.one_of(_BRACKETS, st.sampled_from(["*.log", "a/**/b", "!keep", "x"])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES.map("".join), max_size=6))
+def test_any_bracket_pattern_compiles_or_is_refused_without_raising_or_warning(lines):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would reach the user's stderr
+        spec, refused = compile_gitignore(lines)
+    spec.match_file("a/b.md")
+    assert all(r.why in ("invalid", "too-large") for r in refused)
+
+
+def test_reversed_ranges_and_unknown_classes_are_skipped_by_name_and_the_rest_applies(tmp_path):
+    root = tmp_path / "d"
+    write(root, {".gitignore": "\n".join([*REVERSED, "*.log"]) + "\n", "a.md": "# A\n",
+                 "x.log": "l", "z": "z"})  # fmt: skip
+    report_path = tmp_path / "r.json"
+    result = run_cli("flatten", "--root", root, "--report", report_path, real=True)
+    assert result.code == 0, result.stderr
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
+    assert [r["source"] for r in result.records()] == ["a.md"]
+    skipped = json.loads(report_path.read_text())["skipped"]
+    invalid = [(s["reason"], s["detail"].split(":")[0]) for s in skipped if s["files"] == 0]
+    assert invalid == [("gitignore-pattern-invalid", f"line {n}") for n in range(1, 6)]
+
+
+def test_one_source_failing_unexpectedly_is_its_own_named_failure(tmp_path, monkeypatch):
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        write(root, {"a.md": "# A\n"})
+    real = fanout.flatten_root
+
+    def faulty(source, *args, **kwargs):  # a bug of one source, whatever it is
+        if source == str(roots[0]):
+            raise RuntimeError("boom")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(fanout, "flatten_root", faulty)
+    specs = [SourceSpec(r.name, "root", str(r), FlattenOptions(), "s") for r in roots]
+    results = {spec.corpus: result for spec, result in flatten_many(specs, {}, jobs=1)}
+    assert results["a"].error is not None and results["a"].error.reason == "internal-error"
+    assert results["a"].report.error.reason == "internal-error"
+    assert results["b"].error is None and results["b"].path is not None
+    results["b"].path.unlink()
