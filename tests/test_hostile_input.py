@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flatten import fanout
+from flatten.corpus_names import url_corpus
 from flatten.fanout import SourceSpec, flatten_many
 from flatten.options import FlattenOptions
 from flatten.sources.gitignore import compile_gitignore
 from tests.conftest import run_cli, write
+from tests.sites import page, serve_directory
 
 # --- .gitignore lines no regex can match ----------------------------------------------------
 
@@ -66,3 +68,35 @@ def test_one_source_failing_unexpectedly_is_its_own_named_failure(tmp_path, monk
     assert results["a"].report.error.reason == "internal-error"
     assert results["b"].error is None and results["b"].path is not None
     results["b"].path.unlink()
+
+
+# --- credentials in --url ---------------------------------------------------------------------
+
+SECRET = "hunter2-secret"
+
+
+def test_password_in_url_reaches_no_corpus_name_report_or_index(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_bytes(page("Home", "<p>Hello there, a page about things.</p>"))
+    store, report_path = tmp_path / "store", tmp_path / "r.json"
+    with serve_directory(site) as base:
+        url = base.replace("://", f"://user:{SECRET}@") + "/"
+        flat = run_cli("flatten", "--url", url, "--report", report_path)
+        loaded = run_cli("ingest", "--url", url, "--store", store, "--json")
+    host = base.removeprefix("http://")
+    assert flat.code == 0 and loaded.code == 0, flat.stderr + loaded.stderr
+    assert json.loads(report_path.read_text())["source"] == base + "/"
+    assert json.loads(loaded.stdout.splitlines()[-1])["corpus"] == host
+    stats = run_cli("stats", "--store", store)
+    assert f"corpus {host}:" in stats.stdout
+    shown = [flat.stdout, flat.stderr, loaded.stdout, loaded.stderr, stats.stdout]
+    kept = [p.read_bytes().decode("latin-1") for p in store.rglob("*") if p.is_file()]
+    assert not [text for text in [*shown, *kept] if SECRET in text]
+
+
+def test_corpus_name_of_a_url_never_holds_its_credentials():
+    assert (
+        url_corpus("https://u:p@ss@docs.example.com:8443/guide/") == "docs.example.com:8443/guide"
+    )
+    assert url_corpus("http://token@h/") == "h"
