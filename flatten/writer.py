@@ -31,7 +31,15 @@ from typing import IO, Any
 from flatten.errors import FlattenError, OutputError, write_failed
 from flatten.record import dumps, end_mark, error_mark, is_stream, json_line
 
-__all__ = ["OutputFile", "Sink", "dumps", "write_failed", "write_json", "write_jsonl"]
+__all__ = [
+    "OutputFile",
+    "Sink",
+    "dumps",
+    "json_document",
+    "write_failed",
+    "write_json",
+    "write_jsonl",
+]
 
 
 @dataclass(frozen=True)
@@ -272,10 +280,15 @@ def _is_stream(handle: IO[bytes]) -> bool:
         return False
 
 
+def json_document(data: Any) -> bytes:
+    """A JSON document (a report, say) as `write_json` writes it."""
+    return json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+
+
 def write_json(data: Any, path: str | os.PathLike[str]) -> None:
-    """A JSON document (a report, say), written as `OutputFile` says."""
+    """A JSON document, written as `OutputFile` says."""
     with OutputFile(path) as sink:
-        sink.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+        sink.write(json_document(data))
 
 
 def write_text(text: str, output: str | os.PathLike[str] | None) -> None:

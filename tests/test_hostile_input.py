@@ -14,10 +14,12 @@ from flatten.corpus_names import url_corpus
 from flatten.fanout import SourceSpec, flatten_many
 from flatten.options import FlattenOptions
 from flatten.sources.gitignore import compile_gitignore
-from tests.conftest import run_cli, write
+from tests.conftest import FIXTURES, run_cli, write
 from tests.sites import page, serve_directory
 
 # --- .gitignore lines no regex can match ----------------------------------------------------
+
+DOCS_TREE = FIXTURES / "docs-tree"
 
 REVERSED = ["[z-a]", "[b-a]x", "[!z-a]", "**/[9-0]", "[[:foo:]]"]
 
@@ -100,3 +102,34 @@ def test_corpus_name_of_a_url_never_holds_its_credentials():
         url_corpus("https://u:p@ss@docs.example.com:8443/guide/") == "docs.example.com:8443/guide"
     )
     assert url_corpus("http://token@h/") == "h"
+
+
+# --- an unwritable --report -------------------------------------------------------------------
+
+
+def test_report_path_that_is_a_folder_fails_the_run_before_any_output(tmp_path):
+    (tmp_path / "adir").mkdir()
+    piped = run_cli("flatten", "--root", DOCS_TREE, "--report", tmp_path / "adir", "-q", real=True)
+    assert piped.code == 1
+    assert piped.stdout == "", "no record (and no success mark) for `index -` to load"
+    assert "it is a directory" in piped.stderr
+    out = tmp_path / "out.jsonl"
+    to_file = run_cli("flatten", "--root", DOCS_TREE, "-o", out, "--report", tmp_path / "adir")
+    assert to_file.code == 1 and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]  # no temporary file either
+
+
+def test_report_path_that_is_a_link_is_refused_before_any_output(tmp_path):
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.json")
+    out = tmp_path / "out.jsonl"
+    result = run_cli("flatten", "--root", DOCS_TREE, "-o", out, "--report", tmp_path / "link.json")
+    assert result.code == 1 and "symbolic link" in result.stderr
+    assert not out.exists() and not (tmp_path / "elsewhere.json").exists()
+
+
+def test_failed_run_still_writes_its_report(tmp_path):
+    report_path = tmp_path / "r.json"
+    result = run_cli("flatten", "--root", tmp_path / "missing", "--report", report_path)
+    assert result.code != 0
+    report = json.loads(report_path.read_text())
+    assert report["ok"] is False and report["error"]["reason"] == "root-missing"
