@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from flatten import fanout
 from flatten.corpus_names import url_corpus
 from flatten.fanout import SourceSpec, flatten_many
 from flatten.options import FlattenOptions
+from flatten.secrets import redact
 from flatten.sources.gitignore import compile_gitignore
 from tests.conftest import FIXTURES, run_cli, write
 from tests.sites import page, serve_directory
@@ -133,3 +135,33 @@ def test_failed_run_still_writes_its_report(tmp_path):
     assert result.code != 0
     report = json.loads(report_path.read_text())
     assert report["ok"] is False and report["error"]["reason"] == "root-missing"
+
+
+# --- a type in code is no password ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "struct Conn {\n    struct_token: Struct,\n    max_token: u32,\n}\n",
+        "pub struct Auth {\n    api_key: Option<ApiKey>,\n    secret: Secret,\n}\n",
+        "interface Login {\n  token: Token;\n  password: string;\n}\n",
+        "client = connect(token=Token)\n",
+    ],
+)
+def test_a_field_whose_value_is_a_type_is_not_redacted(text):
+    result = redact(text)
+    assert result.text == text and not result.counts
+
+
+@pytest.mark.parametrize(
+    "text", ["password: Xk3Lm9Pq,\n", "token: Struct\n", "password: hunter22;\n", "secret: aB9z,\n"]
+)
+def test_a_value_shaped_like_a_secret_is_still_redacted_before_a_comma(text):
+    assert "[REDACTED:password-assignment]" in redact(text).text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"\A[A-Za-z0-9]{4,12}[0-9][a-z][A-Za-z0-9]{0,8}\Z"), st.sampled_from(",;"))
+def test_a_trailing_comma_never_keeps_a_value_with_letters_after_digits(value, end):
+    assert redact(f"password: {value}").counts == redact(f"password: {value}{end}").counts
