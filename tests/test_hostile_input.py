@@ -16,6 +16,8 @@ from flatten.fanout import SourceSpec, flatten_many
 from flatten.options import FlattenOptions
 from flatten.secrets import redact
 from flatten.sources.gitignore import compile_gitignore
+from slicers import SliceOptions
+from slicers.yaml import slice_yaml
 from tests.conftest import FIXTURES, run_cli, write
 from tests.sites import page, serve_directory
 
@@ -165,3 +167,50 @@ def test_a_value_shaped_like_a_secret_is_still_redacted_before_a_comma(text):
 @given(st.from_regex(r"\A[A-Za-z0-9]{4,12}[0-9][a-z][A-Za-z0-9]{0,8}\Z"), st.sampled_from(",;"))
 def test_a_trailing_comma_never_keeps_a_value_with_letters_after_digits(value, end):
     assert redact(f"password: {value}").counts == redact(f"password: {value}{end}").counts
+
+
+# --- small usage and format holes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--root", str(DOCS_TREE), "--workers", "-3"),
+        ("--url", "http://127.0.0.1:9/", "--max-page-size", "0"),
+    ],
+)
+def test_negative_workers_and_a_zero_page_size_are_usage_errors(args):
+    result = run_cli("flatten", *args, "-q")
+    assert result.code == 2 and result.stdout == "", result.stderr
+
+
+def test_config_with_a_size_that_is_no_size_is_refused(tmp_path):
+    config = tmp_path / "docs-flatten.yaml"
+    config.write_text("flatten:\n  max-file-size: 1XB\n")
+    result = run_cli("config", "--show", "--config", config)
+    assert result.code == 2 and "max_file_size: expected a size" in result.stderr
+
+
+def test_index_skips_a_byte_order_mark_and_refuses_lines_counted_below_one(tmp_path):
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_bytes(
+        b'\xef\xbb\xbf{"text": "hello world", "source": "a.md"}\n'
+        b'{"text": "x y", "source": "b.md", "startLine": -5, "endLine": -10}\n'
+        b'{"text": "x z", "source": "c.md", "startLine": 4, "endLine": 0}\n'
+    )
+    result = run_cli("index", jsonl, "--corpus", "c", "--store", tmp_path / "s", "--json")
+    load = json.loads(result.stdout.splitlines()[-1])["load"]
+    assert load["added"] == 1
+    assert [(m["line"], m["reason"].split(" ")[0]) for m in load["malformedLines"]] == [
+        (2, "startLine"),
+        (3, "endLine"),
+    ]
+
+
+def test_flow_style_metadata_names_a_list_item():
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n"
+        "  metadata: {name: p1, namespace: ns}\n- kind: Pod\n  metadata: {'name': p2}\n"
+    )
+    titles = [s.title for s in slice_yaml(text, "list.yaml", SliceOptions()).slices]
+    assert titles == ["Pod/p1", "Pod/p2"]
