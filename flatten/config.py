@@ -10,6 +10,7 @@ Keys of `flatten:` and `sources:` are the flags' names, with `-` or `_` (`max-ch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +36,37 @@ def _kind(value: Any) -> str | None:
     return None if value in KINDS else f"one of {', '.join(KINDS)}"
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "m": 1000**2,
+    "g": 1000**3,
+    "ki": 1024,
+    "mi": 1024**2,
+    "gi": 1024**3,
+}
+
+
+def parse_size(text: str) -> int:
+    """`1048576`, `512k`, `1MiB`, `2MB` -> bytes."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(
+            f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
+        )
+    unit = (match.group(2) or "").lower().removesuffix("b")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
 def _size(value: Any) -> str | None:
-    ok = (isinstance(value, int) and not isinstance(value, bool) and value > 0) or (
-        isinstance(value, str) and value.strip()
-    )
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    if isinstance(value, str):  # read as the flags are: `1XB` is no size
+        try:
+            ok = parse_size(value) > 0
+        except UsageError:
+            ok = False
     return None if ok else "a size (1MiB, 512k or a number of bytes)"
 
 

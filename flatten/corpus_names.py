@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from flatten.userinfo import strip_credentials
+
 
 def repo_corpus(repo: str) -> str:
     """The repository's name: the last part of its URL, path or shorthand, without `.git`."""
@@ -26,9 +28,10 @@ def root_corpus(root: str | os.PathLike[str]) -> str:
 
 
 def url_corpus(url: str) -> str:
-    """Host (and port) and path, without the scheme or a trailing slash."""
-    parts = urlsplit(url.strip())
-    return (parts.netloc + parts.path).rstrip("/") or url.strip()
+    """Host (and port) and path, without the scheme, credentials or a trailing slash."""
+    shown = strip_credentials(url.strip())
+    parts = urlsplit(shown)
+    return (parts.netloc + parts.path).rstrip("/") or shown
 
 
 def source_corpus(

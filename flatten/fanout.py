@@ -138,9 +138,11 @@ def flatten_one(
         result.path = path
         result.state = SourceState(spec.kind, spec.source, origin.ref, origin.commit,
                                    spec.settings, count, file_sha256(path))  # fmt: skip
-    except FlattenError as exc:
-        result.report.fail(exc)
-        result.error = exc
+    except Exception as exc:  # one source's fault (even a bug) is that source's, not the run's
+        error = exc if isinstance(exc, FlattenError) else FlattenError(
+            f"{type(exc).__name__}: {exc}", reason="internal-error")  # fmt: skip
+        result.report.fail(error)
+        result.error = error
     return result
 
 

@@ -322,6 +322,10 @@ def decode(obj: Any, fallback_source: str) -> Record:
     source = source or (split[0] if split else raw_id) or fallback_source
     if ordinal is None and split and split[0] == source:
         ordinal = split[1]
+    start_line, end_line = get("startLine"), get("endLine")
+    for key, line in (("startLine", start_line), ("endLine", end_line)):
+        if line is not None and line < 1:  # lines (and cells) count from 1
+            raise Malformed(f"{key} must be at least 1, not {line}")
     section = get("section")
     if type(section) is str:
         section = tuple(part for part in section.split(SECTION_SEPARATOR) if part)
@@ -354,8 +358,8 @@ def decode(obj: Any, fallback_source: str) -> Record:
         section=section,
         anchor=get("anchor"),
         symbol=get("symbol"),
-        start_line=get("startLine"),
-        end_line=get("endLine"),
+        start_line=start_line,
+        end_line=end_line,
         url=get("url") or get("permalink"),
         repo_path=get("repoPath"),
         dirty=get("dirty") is True,
@@ -406,7 +410,9 @@ def _holds_float(value: Any) -> bool:
 def parse_line(line: bytes) -> Any:
     """One line's JSON value, or `Malformed`: invalid UTF-8, bad JSON, nesting deeper than the
     parser goes, an integer of more digits than Python converts, or a lone surrogate (text that
-    UTF-8, and so hashing, the store and every JSON consumer, cannot carry)."""
+    UTF-8, and so hashing, the store and every JSON consumer, cannot carry). A byte order mark
+    before the value (an editor's, on a file's first line) is no part of it."""
+    line = line.removeprefix(b"\xef\xbb\xbf")
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flatten.errors import FlattenError
 from flatten.jsonform import json_field
+from flatten.userinfo import strip_credentials
 
 if TYPE_CHECKING:
     from flatten.report import RunReport
@@ -176,9 +177,13 @@ class Summary:
     # errors): its load added and updated, and removed nothing.
     partial: dict[str, str] | None = None
 
+    def __post_init__(self) -> None:
+        # A source is shown and kept: a password in `--url` (or a repo URL) goes no further.
+        self.source = strip_credentials(self.source) if self.source else None
+
     def add_run(self, run: RunReport) -> None:
         """The flatten stage: source, provenance, files, slices, redactions, skipped paths."""
-        self.source = self.source or run.source or None
+        self.source = strip_credentials(self.source or run.source) or None
         if run.expanded:
             self.source_expanded = {"from": run.expanded[0], "to": run.expanded[1]}
         origin = run.provenance

@@ -36,6 +36,7 @@ __all__ = [
     "OutputFile",
     "Sink",
     "dumps",
+    "json_document",
     "write_failed",
     "write_json",
     "write_jsonl",
@@ -268,7 +269,7 @@ def _write(
     sink: Sink,
     to_dict: Callable[[Any], dict[str, Any]],
     marked: bool,
-    partial: Callable[[], str | None],
+    partial: Callable[[], str | None] = lambda: None,
 ) -> int:
     marked = marked and _is_stream(sink.handle)
     count = 0
@@ -302,10 +303,15 @@ def _is_stream(handle: IO[bytes]) -> bool:
         return False
 
 
+def json_document(data: Any) -> bytes:
+    """A JSON document (a report, say) as `write_json` writes it."""
+    return json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n"
+
+
 def write_json(data: Any, path: str | os.PathLike[str]) -> None:
-    """A JSON document (a report, say), written as `OutputFile` says."""
+    """A JSON document, written as `OutputFile` says."""
     with OutputFile(path) as sink:
-        sink.write(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+        sink.write(json_document(data))
 
 
 def write_text(text: str, output: str | os.PathLike[str] | None) -> None:

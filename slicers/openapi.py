@@ -39,6 +39,10 @@ _SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \
 _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
+# Deeper flow nesting than any spec has: ruamel's scanner costs O(depth) per token (and its
+# composer recurses), so a 6 KB `[[[[...` took seconds before failing; LibYAML stops at 1000.
+_MAX_FLOW_DEPTH = 200
+_FLOW_BRACKET = re.compile(r"[\[\]{}]")
 _LONE_CR = re.compile(r"\r(?!\n)")
 _YAML_BREAK = re.compile(r"\r\n?|\n")  # as ruamel counts lines; slices count "\n" only
 # A block scalar (`|`, `>`) whose first line holds only spaces: ruamel rejects it when a later
@@ -139,7 +143,20 @@ def _yaml_key_lines(data: Any, max_depth: int = 3) -> dict[Path, int]:
     return lines
 
 
+def _flow_depth_over(text: str, limit: int) -> bool:
+    """Whether `[`/`{` nest deeper than `limit`. Brackets in quoted text count too: a file read
+    wrongly this way is sliced as text, with nothing lost."""
+    depth = 0
+    for match in _FLOW_BRACKET.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        if depth > limit:
+            return True
+    return False
+
+
 def _load_yaml_ruamel(text: str) -> tuple[Any, dict[Path, int]] | None:
+    if _flow_depth_over(text, _MAX_FLOW_DEPTH):
+        return None
     try:
         from ruamel.yaml import YAML
 
@@ -270,7 +287,7 @@ def _load(text: str, fast_yaml: bool = True) -> tuple[Any, dict[Path, int]] | No
     if text.lstrip()[:1] in ("{", "["):
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
             return None
         return data, json_key_lines(text)
     loaded = _load_yaml_libyaml(text) if fast_yaml else None
@@ -286,12 +303,34 @@ class _Unit:
     top: str | None = None  # a plain top-level key: runs of them merge into one slice
 
 
-def _refs(node: Any) -> list[str]:
-    """Names of the schemas an operation references (`#/components/schemas/Pet` -> Pet)."""
+class _OverBudget(Exception):
+    """More nodes walked than the file could hold without aliases: an alias bomb."""
+
+
+@dataclass
+class _Budget:
+    left: int
+
+
+def _refs(node: Any, budget: _Budget) -> list[str]:
+    """Names of the schemas an operation references (`#/components/schemas/Pet` -> Pet).
+
+    YAML aliases share nodes, so a 400-byte file can stand for 9^8 of them: each node is walked
+    once (by id), and all operations together draw on one budget sized by the file, raising
+    `_OverBudget` when it runs out.
+    """
     found: dict[str, None] = {}
+    seen: set[int] = set()
     todo = [node]
     while todo:
         item = todo.pop()
+        if isinstance(item, (dict, list)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        budget.left -= 1
+        if budget.left < 0:
+            raise _OverBudget
         if isinstance(item, dict):
             ref = item.get("$ref")
             if isinstance(ref, str):
@@ -302,7 +341,9 @@ def _refs(node: Any) -> list[str]:
     return list(found)
 
 
-def _units(data: dict[str, Any], kind: str, lines: dict[Path, int]) -> tuple[list[_Unit], set[int]]:
+def _units(
+    data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget
+) -> tuple[list[_Unit], set[int]]:
     """The units and the lines of the containers above them (`paths:`, `/pets:`)."""
     units: list[_Unit] = []
     headers: set[int] = set()
@@ -330,7 +371,7 @@ def _units(data: dict[str, Any], kind: str, lines: dict[Path, int]) -> tuple[lis
                         op_id = op.get("operationId") if isinstance(op, dict) else None
                         # Symbols are text: `operationId: 1` or `true` names nothing.
                         symbol = op_id if isinstance(op_id, str) and op_id else title
-                        refs = _refs(op)[:_MAX_REFS]
+                        refs = _refs(op, budget)[:_MAX_REFS]
                         meta = (("schemas", ", ".join(refs)),) if refs else ()
                         add(("paths", str(route), method), _Unit(0, title, symbol, meta))
         elif key == "components" and kind == "openapi" and isinstance(value, dict):
@@ -379,7 +420,11 @@ def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: boo
     if kind is None:
         return _fallback(text, path, options, "")  # no spec after all: a plain JSON/YAML file
     lines = split_lines(text)
-    units, headers = _units(data, kind, key_lines)
+    try:
+        # Without aliases every node is at least one character of the file, walked once.
+        units, headers = _units(data, kind, key_lines, _Budget(2 * len(text) + 1000))
+    except _OverBudget:
+        return _fallback(text, path, options, "aliases expand past the file's size; sliced as text")
     units.sort(key=lambda u: u.line)
 
     # Runs of plain top-level keys merge; a unit on the line of the one before (a one-line

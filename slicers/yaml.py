@@ -26,6 +26,7 @@ from slicers.windows import pack_windows, window_spans
 
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?:\s|$)")
 _HELM_ACTION = re.compile(r"\{\{-?.*?-?\}\}")
+_FLOW_MAPPING = re.compile(r"^\{([^{}\[\]]*)\}\s*(?:#.*)?$")
 _KEY = re.compile(r"""^(\s*)(?:-\s+)?("[^"]*"|'[^']*'|[^\s#'"][^:#]*?)\s*:(?:\s+(.*?))?\s*$""")
 
 
@@ -72,6 +73,20 @@ def _scalar(value: str | None) -> str | None:
     return value
 
 
+def _flow_pairs(value: str) -> list[tuple[str, str]]:
+    """The `key: value` pairs of a one-line flow mapping with no nested collection
+    (`{name: p1, namespace: x}`); none for anything else."""
+    match = _FLOW_MAPPING.match(value)
+    if match is None:
+        return []
+    pairs = []
+    for part in match.group(1).split(","):
+        key, sep, item = part.partition(":")
+        if sep and key.strip():
+            pairs.append((key.strip().strip("\"'"), item))
+    return pairs
+
+
 def _mask(line: str, actions: dict[str, str]) -> str:
     """Helm actions become placeholders; a line holding only actions becomes a comment."""
     if "{{" not in line:
@@ -116,6 +131,9 @@ def _top_level(lines: list[str], start: int, end: int) -> tuple[dict[str, str | 
                 order.append(key)
                 if match.group(3) is None or not match.group(3).strip():
                     parent = key
+                elif key in _NESTED:  # `metadata: {name: p1}`: the same children, flow style
+                    for child, value in _flow_pairs(match.group(3)):
+                        keys.setdefault(f"{key}.{child}", _unmask(_scalar(value), actions))
             continue
         if parent in _NESTED and match and not line.lstrip().startswith("-"):
             if child_indent is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from enum import StrEnum
@@ -129,7 +130,7 @@ def run_flatten(
     may come as lines already encoded in that layout, which its writer copies)."""
     from flatten.progress import Progress
     from flatten.report import RunReport
-    from flatten.writer import write_json
+    from flatten.writer import OutputFile, json_document
 
     settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
@@ -142,21 +143,27 @@ def run_flatten(
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
     report = RunReport(source=str(root or repo or url), kind=options.kind)
-    try:
-        with Progress("flatten", enabled=not quiet) as progress:
-            records = source_records(root, repo, ref, subdir, token_env, options, report,
-                                     progress, url=url, crawling=crawling,
-                                     encode_as=encode_as)  # fmt: skip
-            try:
-                consume(records, report)
-            finally:
-                close(records)
-    except BaseException as exc:
-        report.fail(exc)
-        raise
-    finally:
-        if report_path is not None:
-            write_json(report.to_dict(command_name("flatten")), report_path)
+    failure: BaseException | None = None
+    # The report file is opened (checked as -o is: no folder, no link) before any output: a
+    # target refused only at the end failed a run whose stream had already said it succeeded.
+    report_file = OutputFile(report_path) if report_path is not None else contextlib.nullcontext()
+    with report_file as report_sink:
+        try:
+            with Progress("flatten", enabled=not quiet) as progress:
+                records = source_records(root, repo, ref, subdir, token_env, options, report,
+                                         progress, url=url, crawling=crawling,
+                                         encode_as=encode_as)  # fmt: skip
+                try:
+                    consume(records, report)
+                finally:
+                    close(records)
+        except BaseException as exc:
+            report.fail(exc)
+            failure = exc
+        if report_sink is not None:  # written whatever happened, so a failed run says why
+            report_sink.write(json_document(report.to_dict(command_name("flatten"))))
+    if failure is not None:
+        raise failure
     if not quiet:
         typer.echo(report.summary(), err=True)
     return report

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import re
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from crawl.options import CrawlOptions
-from flatten.config import Setting, check_keys, config_path, load_config
+from flatten.config import Setting, check_keys, config_path, load_config, parse_size
 from flatten.errors import UsageError
 from flatten.options import FlattenOptions
 
@@ -34,36 +33,12 @@ class Kind(StrEnum):
     auto = "auto"
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$", re.I)
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1000,
-    "m": 1000**2,
-    "g": 1000**3,
-    "ki": 1024,
-    "mi": 1024**2,
-    "gi": 1024**3,
-}
-
-
 def size_text(size: int) -> str:
     """Bytes as the shortest exact size `parse_size` reads back: 1048576 -> `1MiB`."""
     for suffix, unit in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if size >= unit and size % unit == 0:
             return f"{size // unit}{suffix}"
     return str(size)
-
-
-def parse_size(text: str) -> int:
-    """`1048576`, `512k`, `1MiB`, `2MB` -> bytes."""
-    match = _SIZE.match(text)
-    if not match:
-        raise UsageError(
-            f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
-        )
-    unit = (match.group(2) or "").lower().removesuffix("b")
-    return int(float(match.group(1)) * _UNITS[unit])
 
 
 # Options shared by the commands that flatten (flatten, ingest, index DIR).
@@ -133,6 +108,7 @@ Workers = Annotated[
     int,
     typer.Option(
         "--workers",
+        min=0,
         show_default=False,
         help="Worker processes \\[default: one per core on large trees].",
     ),
@@ -313,6 +289,9 @@ def crawl_options(
     headers: list[str] | None,
 ) -> CrawlOptions | None:  # fmt: skip
     """Crawl options from the flags; None without --url (then the crawler is never imported)."""
+    max_page_bytes = parse_size(max_page_size)
+    if max_page_bytes <= 0:  # every page would be "too large": a run that can keep nothing
+        raise UsageError("--max-page-size must be positive", reason="bad-size")
     if url is None:
         return None
     pairs = []
@@ -322,7 +301,7 @@ def crawl_options(
             raise UsageError("--header takes NAME:VALUE", reason="bad-header")
         pairs.append((name.strip(), value.strip()))
     return CrawlOptions(
-        max_pages=max_pages, max_depth=max_depth, max_page_bytes=parse_size(max_page_size),
+        max_pages=max_pages, max_depth=max_depth, max_page_bytes=max_page_bytes,
         timeout=timeout, concurrency=concurrency, delay=delay, respect_robots=not ignore_robots,
         use_sitemap=not no_sitemap, scope=scope, headers=tuple(pairs),
     )  # fmt: skip

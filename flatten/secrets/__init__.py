@@ -232,9 +232,12 @@ def _pattern_findings(
         if pattern.context and not _in_context(text, match.start(), pattern.context):
             continue
         if pattern.assignment:
+            code = False
             if group == "bare":
-                end = start + len(text[start:end].rstrip(",;):"))  # `f(token=x)`, `a: x,`
-            if end == start or is_non_value(text[start:end], quoted=group != "bare"):
+                value = text[start:end].rstrip(",;):")  # `f(token=x)`, `a: x,`
+                code = end - start > len(value)  # it ended as code does: a field, an argument
+                end = start + len(value)
+            if end == start or is_non_value(text[start:end], quoted=group != "bare", code=code):
                 continue
         yield Finding(pattern.kind, start, end, _kept(text[start:end], rules, None))
 

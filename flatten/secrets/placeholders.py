@@ -63,6 +63,11 @@ _CODE = re.compile(
     r"|^_?(?:[A-Z][a-z]+){2,}$"  # a type: AttributeEventToken
     r"|^[(\[{](?!.*[)\]}]$)"  # the start of a code expression: `(lambda:`
 )
+# A type in code (`struct_token: Struct,`, `token: Option<Token>,`, `max_token: u32;`): capitalized
+# words (`Xk3Lm9Pq` is no type) or a primitive, as the value of a field or argument.
+_TYPE = re.compile(
+    r"^&?(?:_?(?:[A-Z][a-z]+)+\d*(?:<.*>)?|[ui](?:8|16|32|64|128|size)|f32|f64|char)$"
+)
 # A variable named for what it holds (`token`, `identity_token`, `self.raw_password`): the
 # keyword is a whole part of a lower-case name, so `Passw0rd1` or `hunter2` never match.
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*$")
@@ -87,16 +92,20 @@ def is_placeholder(value: str) -> bool:
     return all(_trivial(part) for part in _SEPARATORS.split(body) if part)
 
 
-def is_non_value(value: str, *, quoted: bool = False) -> bool:
+def is_non_value(value: str, *, quoted: bool = False, code: bool = False) -> bool:
     """What an assigned value can be besides a secret or a placeholder: a boolean, null, short
     number, colour, type name or plain word, or (unquoted) code: `os.environ["X"]`, `f()`,
-    `identity_token`, `AttributeEventToken`. Neither redacted nor counted."""
+    `identity_token`, `AttributeEventToken`. `code`: the value ended as a field or argument
+    does (`,`, `;`, `)`), so one capitalized word (`Struct`) or a primitive names a type.
+    Neither redacted nor counted."""
     if len(value) > _LONGEST_WORDY:
         return False
     if _NON_VALUE.match(value):
         return True
     if quoted:
         return False
+    if code and _TYPE.match(value):
+        return True
     return bool(_CODE.match(value) or (_NAME.match(value) and _NAME_PART.search(value)))
 
 

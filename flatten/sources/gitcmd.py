@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import base64
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from flatten.errors import SourceError
+from flatten.userinfo import strip_credentials
 
-_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 DEFAULT_TIMEOUT = 900.0
 
 
@@ -25,11 +24,6 @@ class GitResult:
 
 def git_available() -> bool:
     return shutil.which("git") is not None
-
-
-def strip_credentials(url: str) -> str:
-    """`https://user:token@host/x` -> `https://host/x`; scp-like `git@host:x` is kept."""
-    return _USERINFO.sub("", url)
 
 
 def git_env(token: str | None = None) -> dict[str, str]:
