@@ -40,6 +40,7 @@ from flatten.record import Record, encode
 from flatten.report import RunReport
 from flatten.sources.repo import remote_commit
 from flatten.sources.shorthand import expand_repo
+from flatten.userinfo import strip_credentials
 from flatten.writer import _signals_deferred, write_jsonl
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ def unchanged_commit(spec: SourceSpec, known: SourceState | None) -> str | None:
     settings are `known`'s); None when it must be flattened."""
     if spec.kind != "repo" or known is None:
         return None
-    if (known.kind, known.source, known.settings) != (spec.kind, spec.source, spec.settings):
+    kept = (spec.kind, strip_credentials(spec.source), spec.settings)
+    if (known.kind, known.source, known.settings) != kept:
         return None
     commit = remote_commit(expand_repo(spec.source) or spec.source, spec.ref,
                            token_env=spec.token_env)  # fmt: skip
@@ -136,8 +138,10 @@ def flatten_one(
             raise
         origin = result.report.provenance
         result.path = path
-        result.state = SourceState(spec.kind, spec.source, origin.ref, origin.commit,
-                                   spec.settings, count, file_sha256(path))  # fmt: skip
+        # The state is kept in the store and in manifests: never a password a URL carried.
+        result.state = SourceState(spec.kind, strip_credentials(spec.source), origin.ref,
+                                   origin.commit, spec.settings, count,
+                                   file_sha256(path))  # fmt: skip
     except Exception as exc:  # one source's fault (even a bug) is that source's, not the run's
         error = exc if isinstance(exc, FlattenError) else FlattenError(
             f"{type(exc).__name__}: {exc}", reason="internal-error")  # fmt: skip

@@ -89,13 +89,18 @@ def test_password_in_url_reaches_no_corpus_name_report_or_index(tmp_path):
         url = base.replace("://", f"://user:{SECRET}@") + "/"
         flat = run_cli("flatten", "--url", url, "--report", report_path)
         loaded = run_cli("ingest", "--url", url, "--store", store, "--json")
+        # The same URL among a config's sources: the run's state, kept in the store, too.
+        (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - url: '{url}'\n    corpus: c\n")
+        listed = run_cli("ingest", "--store", store, "--json", cwd=tmp_path)
+        assert listed.code == 0, listed.stderr
     host = base.removeprefix("http://")
     assert flat.code == 0 and loaded.code == 0, flat.stderr + loaded.stderr
     assert json.loads(report_path.read_text())["source"] == base + "/"
     assert json.loads(loaded.stdout.splitlines()[-1])["corpus"] == host
     stats = run_cli("stats", "--store", store)
     assert f"corpus {host}:" in stats.stdout
-    shown = [flat.stdout, flat.stderr, loaded.stdout, loaded.stderr, stats.stdout]
+    shown = [flat.stdout, flat.stderr, loaded.stdout, loaded.stderr, listed.stdout,
+             listed.stderr, stats.stdout]  # fmt: skip
     kept = [p.read_bytes().decode("latin-1") for p in store.rglob("*") if p.is_file()]
     assert not [text for text in [*shown, *kept] if SECRET in text]
 
