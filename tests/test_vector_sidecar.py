@@ -402,3 +402,32 @@ def test_only_dead_or_abandoned_writers_temporary_files_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         n for n, fate in names.items() if fate == "kept"
     )
+
+
+def test_a_hybrid_search_runs_its_lexical_half_while_the_query_is_embedded(
+    embedded, server, monkeypatch
+):
+    # The embeddings server answers only once the lexical stage has started (bounded): run one
+    # after the other, the query's vector would come first and the wait would time out.
+    from tests.embedserver import embed
+
+    search_module = importlib.import_module("index.search")  # `index.search` is the function
+    lexical_started = threading.Event()
+    lexical_stage = search_module._lexical_stage
+
+    def lexical(*args, **kwargs):
+        lexical_started.set()
+        return lexical_stage(*args, **kwargs)
+
+    waited: list[bool] = []
+
+    def embedder(texts, dimension):
+        waited.append(lexical_started.wait(timeout=10))
+        return [embed(text, dimension) for text in texts]
+
+    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
+    EmbeddingServer.embedder = embedder
+    with VectorTier(embedded, settings(server)) as tier:
+        response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
+    assert response.tier.name == "hybrid" and response.results
+    assert waited == [True]
