@@ -309,18 +309,24 @@ def test_the_lexical_stage_alongside_returns_its_result_or_its_error(embedded, s
         assert tier.nearest_chunks("kafka lag", 10, None)[1] == alone[1]
 
 
-def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
-    embedded, server, monkeypatch
-):
+def lexical_stage_started(monkeypatch) -> threading.Event:
+    """Set once a search's lexical stage starts."""
     search_module = importlib.import_module("index.search")  # `index.search` is the function
-
-    lexical_started = threading.Event()
+    started = threading.Event()
     lexical_stage = search_module._lexical_stage
 
     def lexical(*args, **kwargs):
-        lexical_started.set()
+        started.set()
         return lexical_stage(*args, **kwargs)
 
+    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
+    return started
+
+
+def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
+    embedded, server, monkeypatch
+):
+    lexical_started = lexical_stage_started(monkeypatch)
     scoring = Matrix.nearest
 
     def nearest(self, query, n, scope=None):
@@ -329,7 +335,6 @@ def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
         return scoring(self, query, n, scope)
 
     overlapped: list[bool] = []
-    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
     monkeypatch.setattr(Matrix, "nearest", nearest)
     with VectorTier(embedded, settings(server)) as tier:
         response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
@@ -411,21 +416,13 @@ def test_a_hybrid_search_runs_its_lexical_half_while_the_query_is_embedded(
     # after the other, the query's vector would come first and the wait would time out.
     from tests.embedserver import embed
 
-    search_module = importlib.import_module("index.search")  # `index.search` is the function
-    lexical_started = threading.Event()
-    lexical_stage = search_module._lexical_stage
-
-    def lexical(*args, **kwargs):
-        lexical_started.set()
-        return lexical_stage(*args, **kwargs)
-
+    lexical_started = lexical_stage_started(monkeypatch)
     waited: list[bool] = []
 
     def embedder(texts, dimension):
         waited.append(lexical_started.wait(timeout=10))
         return [embed(text, dimension) for text in texts]
 
-    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
     EmbeddingServer.embedder = embedder
     with VectorTier(embedded, settings(server)) as tier:
         response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
