@@ -33,7 +33,7 @@ from index.results import (
     TierUsed,
     located_fields,
 )
-from index.scope import CHUNKS, Scope, scope_filter
+from index.scope import CHUNKS, Filter, Scope, scope_filter
 from index.store import Store
 from index.textindex import TextQuery, text_index
 
@@ -109,21 +109,19 @@ def search(
         raise QueryError("per_doc must be at least 1 (None: every slice)", reason="bad-per-doc",
                          value=options.per_doc)  # fmt: skip
     scope = scope_filter(store.db, options.scope)  # an unknown corpus fails before any work
-    planned = plan(store.db, query, _vocabulary(store))
     engine = _engine(store)
-    also = (planned.implied or None) if planned else None
     if mode == Tier.LEXICAL or vectors is None:
         why = NO_EMBEDDINGS if vectors is None else REQUESTED
-        return SearchResponse(query, TierUsed(Tier.LEXICAL, reason=why, engine=engine),
-                              _lexical_only(store, query, planned, scope, options),
-                              also)  # fmt: skip
+        return _lexical_response(store, query, scope, options, TierUsed(Tier.LEXICAL, reason=why,
+                                 engine=engine))  # fmt: skip
     from index.vectors.stage import VectorsUnavailable
 
     depth = max(options.top_k, FUSION_DEPTH)
     try:
-        # The lexical stage runs beside the vector scoring (see `nearest_chunks_alongside`).
-        query_vector, near, (stage, expression) = vectors.nearest_chunks_alongside(
-            query, depth, scope, lambda: _lexical_stage(store, planned, scope, depth)
+        # The query's words are planned, searched and scored as pages while the vector stage
+        # fetches the query's vector and scores the vectors (see `nearest_chunks_alongside`).
+        query_vector, near, side = vectors.nearest_chunks_alongside(
+            query, depth, scope, lambda: _lexical_side(store, query, scope, depth)
         )  # fmt: skip
     except VectorsUnavailable as exc:
         if mode == Tier.VECTOR:
@@ -132,17 +130,45 @@ def search(
             raise EmbeddingError(f"vector search unavailable: {exc}",
                                  reason="vectors-unavailable") from exc  # fmt: skip
         used = TierUsed(Tier.LEXICAL, degraded=True, reason=str(exc), engine=engine)
-        return SearchResponse(query, used, _lexical_only(store, query, planned, scope, options),
-                              also)  # fmt: skip
+        return _lexical_response(store, query, scope, options, used)
     # In vector mode the lexical candidates only say which hits matched by keyword.
-    # The pages of both stages' candidates, looked up once for the lexical and the fused scoring.
-    located = locate(store.db, [c for c, _ in stage] + [c for c, _ in near])
-    lexical_ranked = score_pages(store.db, stage, query, planned, located=located)
-    results = _fused(store, query, query_vector, vectors, lexical_ranked[:depth], near, located,
-                     expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
+    results = _fused(store, query, query_vector, vectors, side.ranked[:depth], near, side.located,
+                     side.expression, options, vector_only=mode == Tier.VECTOR)  # fmt: skip
     used = TierUsed(mode, model=vectors.config.model, dimension=vectors.matrix().dimension,
                     engine=engine)  # fmt: skip
-    return SearchResponse(query, used, results, also)
+    return SearchResponse(query, used, results, _also(side.planned))
+
+
+def _also(planned: QueryPlan | None) -> list[str] | None:
+    """The words the plan added to the query's (`SearchResponse.also_asked`)."""
+    return (planned.implied or None) if planned else None
+
+
+def _lexical_response(
+    store: Store, query: str, scope: Filter, options: SearchOptions, used: TierUsed
+) -> SearchResponse:
+    planned = plan(store.db, query, _vocabulary(store))
+    results = _lexical_only(store, query, planned, scope, options)
+    return SearchResponse(query, used, results, _also(planned))
+
+
+@dataclass(frozen=True)
+class _LexicalSide:
+    """The lexical half of a hybrid query: its plan, its candidates scored as pages, the text
+    query that found them, and the candidates' pages (which serve the fused scoring too)."""
+
+    planned: QueryPlan | None
+    ranked: list[Scored]
+    expression: TextQuery | None
+    located: dict[int, Page]
+
+
+def _lexical_side(store: Store, query: str, scope: Filter, depth: int) -> _LexicalSide:
+    planned = plan(store.db, query, _vocabulary(store))
+    stage, expression = _lexical_stage(store, planned, scope, depth)
+    located = locate(store.db, [c for c, _ in stage])
+    ranked = score_pages(store.db, stage, query, planned, located=located)
+    return _LexicalSide(planned, ranked, expression, located)
 
 
 def _engine(store: Store) -> str | None:

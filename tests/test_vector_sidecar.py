@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -20,8 +24,10 @@ from index.vectors.backfill import embed_pending
 from index.vectors.client import EmbeddingConfig
 from index.vectors.sidecar import (
     SIDECAR_NAME,
+    STALE_SECONDS,
     load_matrix,
     read_sidecar,
+    remove_stale_temporaries,
     sidecar_path,
     store_state,
     write_sidecar,
@@ -303,18 +309,24 @@ def test_the_lexical_stage_alongside_returns_its_result_or_its_error(embedded, s
         assert tier.nearest_chunks("kafka lag", 10, None)[1] == alone[1]
 
 
-def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
-    embedded, server, monkeypatch
-):
+def lexical_stage_started(monkeypatch) -> threading.Event:
+    """Set once a search's lexical stage starts."""
     search_module = importlib.import_module("index.search")  # `index.search` is the function
-
-    lexical_started = threading.Event()
+    started = threading.Event()
     lexical_stage = search_module._lexical_stage
 
     def lexical(*args, **kwargs):
-        lexical_started.set()
+        started.set()
         return lexical_stage(*args, **kwargs)
 
+    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
+    return started
+
+
+def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
+    embedded, server, monkeypatch
+):
+    lexical_started = lexical_stage_started(monkeypatch)
     scoring = Matrix.nearest
 
     def nearest(self, query, n, scope=None):
@@ -323,9 +335,96 @@ def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
         return scoring(self, query, n, scope)
 
     overlapped: list[bool] = []
-    monkeypatch.setattr(search_module, "_lexical_stage", lexical)
     monkeypatch.setattr(Matrix, "nearest", nearest)
     with VectorTier(embedded, settings(server)) as tier:
         response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
     assert response.tier.name == "hybrid" and response.results
     assert overlapped[:1] == [True]
+
+
+_KILLED_MID_WRITE = """
+import os, sys, time
+from pathlib import Path
+from index.store import Store
+from index.vectors.sidecar import load_matrix, sidecar_path
+
+def stuck(*args):  # the file is written, the rename not yet done: where a kill leaves it
+    print("written", flush=True)
+    time.sleep(600)
+
+os.replace = stuck
+with Store.open(sys.argv[1]) as store:
+    sidecar_path(store.path).unlink()
+    load_matrix(store.db, store.path)
+"""
+
+
+def temporaries(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_temporary_file_left_by_a_writer_killed_mid_write_is_removed_by_the_next_open(
+    embedded,
+):
+    folder = embedded.path.parent
+    writer = subprocess.Popen([sys.executable, "-c", _KILLED_MID_WRITE, str(folder)],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "written\n"
+        assert len(temporaries(folder)) == 1
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+    assert_same(fresh_matrix(embedded), from_sqlite(embedded))
+    assert temporaries(folder) == [] and sidecar_path(embedded.path).exists()
+
+
+def test_only_dead_or_abandoned_writers_temporary_files_are_removed(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # reaped: its pid runs no more
+    alive = os.getpid()
+    names = {
+        f".{SIDECAR_NAME}-{alive}-k2x9.tmp": "kept",  # a writer at work
+        f".{SIDECAR_NAME}-{gone.pid}-a81c.tmp": "removed",  # its writer was killed
+        f".{SIDECAR_NAME}-{alive}-old1.tmp": "removed",  # nobody wrote to it for too long
+        f".{SIDECAR_NAME}-q7rzw3.tmp": "kept",  # an older version's name: no pid, recent
+        f".{SIDECAR_NAME}-zzxq01.tmp.old": "kept",  # not a temporary file of ours
+        "notes.tmp": "kept",
+    }
+    for name in names:
+        (tmp_path / name).write_bytes(b"partial")
+    long_ago = time.time() - STALE_SECONDS - 60
+    for name in (
+        f".{SIDECAR_NAME}-{alive}-old1.tmp",
+        "notes.tmp",
+        f".{SIDECAR_NAME}-zzxq01.tmp.old",
+    ):
+        os.utime(tmp_path / name, (long_ago, long_ago))
+    removed = remove_stale_temporaries(tmp_path)
+    assert sorted(p.name for p in removed) == sorted(
+        n for n, fate in names.items() if fate == "removed"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        n for n, fate in names.items() if fate == "kept"
+    )
+
+
+def test_a_hybrid_search_runs_its_lexical_half_while_the_query_is_embedded(
+    embedded, server, monkeypatch
+):
+    # The embeddings server answers only once the lexical stage has started (bounded): run one
+    # after the other, the query's vector would come first and the wait would time out.
+    from tests.embedserver import embed
+
+    lexical_started = lexical_stage_started(monkeypatch)
+    waited: list[bool] = []
+
+    def embedder(texts, dimension):
+        waited.append(lexical_started.wait(timeout=10))
+        return [embed(text, dimension) for text in texts]
+
+    EmbeddingServer.embedder = embedder
+    with VectorTier(embedded, settings(server)) as tier:
+        response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
+    assert response.tier.name == "hybrid" and response.results
+    assert waited == [True]

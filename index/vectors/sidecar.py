@@ -9,7 +9,8 @@ store's own bytes (a re-embedding under the same identity and keys changes every
 missing, stale, truncated or damaged sidecar is rebuilt; one that cannot be written (a read-only
 store folder, a full disk) is skipped, and the vectors are read from SQLite as before. A new
 sidecar is written to a temporary file and renamed over the old one, so a reader maps either the
-old file or the new, never a torn one.
+old file or the new, never a torn one; a temporary file a killed writer left behind is removed
+by the next open (`remove_stale_temporaries`).
 
 Layout: magic, header length (uint32), the header (JSON), zeros to the next 4 KiB; the rows
 (count x dimension little-endian float32); the keys, one per line.
@@ -25,6 +26,7 @@ import os
 import sqlite3
 import struct
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,9 @@ SIDECAR_NAME = "vectors.f32"
 MAGIC = b"DFVECS01"
 ALIGN = 4096  # rows start on a page boundary
 SAMPLES = 16  # rows compared with the store's bytes on each open
+# A temporary file nobody has written to for this long is a dead writer's, whatever its pid says
+# (the pid may have been reused, or be another machine's on a shared folder).
+STALE_SECONDS = 15 * 60
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -49,6 +54,7 @@ def load_matrix(db: sqlite3.Connection, store_file: Path) -> Matrix:
     if not in_transaction:
         db.execute("BEGIN")
     try:
+        remove_stale_temporaries(store_file.parent)
         count, state = store_state(db)
         if not count:
             return Matrix([], np.zeros((0, 0), DTYPE), {})
@@ -112,7 +118,8 @@ def write_sidecar(path: Path, state: str, matrix: Matrix) -> bool:
     keys = "\n".join(matrix.keys).encode()
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{SIDECAR_NAME}-", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(os.getpid()), suffix=".tmp",
+                                   dir=path.parent)  # fmt: skip
         with os.fdopen(fd, "wb") as out:
             out.write(_header(state, matrix.vectors, keys))
             for start in range(0, len(matrix.keys), 4096):  # no second copy of all rows
@@ -126,6 +133,41 @@ def write_sidecar(path: Path, state: str, matrix: Matrix) -> bool:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         return False
+
+
+def _temporary_prefix(pid: int) -> str:
+    """Where a writer's temporary file starts: its pid says whether the writer still runs."""
+    return f".{SIDECAR_NAME}-{pid}-"
+
+
+def remove_stale_temporaries(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove the temporary files of sidecar writers that died mid-write (killed, or a machine
+    that stopped): those whose writer's pid no longer runs here, and those nobody has written to
+    for `STALE_SECONDS`. Returns what was removed. Harmless even if the writer still runs (a
+    pid of another machine): its rename then fails, and it skips the sidecar as for a full
+    disk; a folder that allows no removal keeps them."""
+    now = time.time() if now is None else now
+    removed = []
+    for candidate in folder.glob(f".{SIDECAR_NAME}-*.tmp"):
+        pid = candidate.name.removeprefix(f".{SIDECAR_NAME}-").split("-")[0]
+        try:
+            stale = now - candidate.stat().st_mtime > STALE_SECONDS
+            if stale or (pid.isdigit() and not _running(int(pid))):
+                candidate.unlink()
+                removed.append(candidate)
+        except OSError:  # gone already (another reader removed it), or not ours to remove
+            continue
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
 
 
 def read_sidecar(path: Path, count: int, state: str, db: sqlite3.Connection) -> Matrix | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -95,9 +95,13 @@ class VectorTier:
             self._queries[query] = unit(np.asarray(self._embed([self.config.query_text(query)])))[0]
         return self._queries[query]
 
-    def _embed(self, texts: list[str]) -> list[list[float]]:
+    def _recent_failure(self) -> None:
+        """`VectorsUnavailable` while a failed server is not to be asked again yet."""
         if self._failed and time.monotonic() - self._failed[0] < RETRY_AFTER_FAILURE:
             raise VectorsUnavailable(self._failed[1])
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        self._recent_failure()
         try:
             if self._client is None:
                 self._client = EmbeddingClient(self.config)
@@ -118,22 +122,30 @@ class VectorTier:
     def nearest_chunks_alongside(
         self, query: str, depth: int, scope: Filter | None, other: Callable[[], T]
     ) -> tuple[np.ndarray, list[tuple[int, float]], T]:
-        """`nearest_chunks`, with `other()` (the lexical stage) run on a second thread while the
-        vectors are scored: numpy and SQLite both release the GIL, so on two cores the query
-        takes the longer of the two, not their sum. The store's connection is never used by
-        both threads at once: `other` runs only between this stage's reads."""
-        vector = self.query_vector(query)
-        matrix = self.matrix()
-        if len(vector) != matrix.dimension:
-            raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
-                                     f"index's {matrix.dimension}")  # fmt: skip
+        """`nearest_chunks`, with `other()` (the lexical stage) run on this thread while a
+        worker thread fetches the query's vector (an HTTP round trip: in a new process, the
+        HTTP client's import as well) and scores the vectors with it: the server, numpy and
+        SQLite all release the GIL, so on two cores the query takes the longer of the two, not
+        their sum. The first query of a process reads the store's vectors meanwhile. The worker
+        never touches the store's SQLite connection (pgvector scores in the store: its
+        connection serialises the two threads' statements)."""
+        if query not in self._queries:  # degrade at once, not after a lexical stage for nothing
+            self._recent_failure()
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-stage")
-        running = self._worker.submit(other)
+        fetched = self._worker.submit(self.query_vector, query)
         try:
-            near = matrix.nearest(vector, depth, scope)
-        finally:
-            result = running.result()  # its exception, if any, is the caller's
+            matrix = self.matrix()
+        except VectorsUnavailable:
+            fetched.result()  # an unreachable server is the reason given first
+            raise
+        scored = self._worker.submit(_scored, fetched, matrix, depth, scope)
+        try:
+            result = other()
+        except BaseException:
+            wait([scored])  # its own failure, if any, is dropped for `other`'s
+            raise
+        vector, near = scored.result()
         wanted = depth
         while True:
             hits = _chunks_for(self.store, near, scope)
@@ -141,6 +153,17 @@ class VectorTier:
                 return vector, hits[:depth], result
             wanted *= 4  # duplicates collapse onto one key, or the scope dropped some
             near = matrix.nearest(vector, wanted, scope)
+
+
+def _scored(
+    fetched: Future[np.ndarray], matrix: Matrix | PgVectors, depth: int, scope: Filter | None
+) -> tuple[np.ndarray, list[tuple[str, float]]]:
+    """The query's vector (once fetched) and its `depth` nearest keys."""
+    vector = fetched.result()
+    if len(vector) != matrix.dimension:
+        raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
+                                 f"index's {matrix.dimension}")  # fmt: skip
+    return vector, matrix.nearest(vector, depth, scope)
 
 
 def _chunks_for(

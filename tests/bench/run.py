@@ -250,10 +250,11 @@ def print_hybrid(runs: list[vector_bench.VectorMeasurement]) -> None:
     print()
     print_table(
         [("hybrid 384d", 12), ("slices", 8), ("embed s", 8), ("server s", 9),
-         ("ours ms/1k", 11), ("matrix ms", 10), ("1st query", 10), ("p50 ms", 7),
-         ("p95 ms", 7)],
+         ("ours ms/1k", 11), ("matrix ms", 10), ("1st query", 10), ("1st cpu", 8),
+         ("p50 ms", 7), ("p95 ms", 7), ("cpu p50", 8)],
         [("instant srv", v.slices, v.embed_seconds, v.server_seconds, v.overhead_ms_per_1000,
-          v.matrix_load_ms, v.first_query_ms, v.p50_ms, v.p95_ms) for v in runs],
+          v.matrix_load_ms, v.first_query_ms, v.first_query_cpu_ms, v.p50_ms, v.p95_ms,
+          v.cpu_p50_ms) for v in runs],
     )  # fmt: skip
 
 
