@@ -9,6 +9,7 @@ import resource
 import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,14 +227,16 @@ _databases = iter(range(1, 1 << 30))
 
 
 @pytest.fixture
-def postgres_url(postgres_server, monkeypatch) -> str:
+def postgres_url(postgres_server, monkeypatch) -> Iterator[str]:
     """A fresh, empty database on the test server: its store URL, naming the environment
     variable that holds the password (set here; the URL itself holds none)."""
     from tests.pgserver import PASSWORD, PASSWORD_ENV
 
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
-    url = postgres_server.create_database(f"t{os.getpid()}_{next(_databases)}")
-    return f"{url}?password_env={PASSWORD_ENV}"
+    name = f"t{os.getpid()}_{next(_databases)}"
+    url = postgres_server.create_database(name)
+    yield f"{url}?password_env={PASSWORD_ENV}"
+    postgres_server.drop_database(name)
 
 
 def lexical_engine(store: object) -> str:
@@ -251,16 +254,19 @@ def store(store_url):
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def module_store_url(request, tmp_path_factory) -> str:
+def module_store_url(request, tmp_path_factory) -> Iterator[str]:
     """`store_url` for a module's shared fixtures (one store per module and kind)."""
     if request.param == "sqlite":
-        return str(tmp_path_factory.mktemp("store") / "store")
+        yield str(tmp_path_factory.mktemp("store") / "store")
+        return
     from tests.pgserver import PASSWORD, PASSWORD_ENV
 
     server = request.getfixturevalue("postgres_server")
     os.environ[PASSWORD_ENV] = PASSWORD  # the test server's, on loopback; no test unsets it
-    url = server.create_database(f"m{os.getpid()}_{next(_databases)}")
-    return f"{url}?password_env={PASSWORD_ENV}"
+    name = f"m{os.getpid()}_{next(_databases)}"
+    url = server.create_database(name)
+    yield f"{url}?password_env={PASSWORD_ENV}"
+    server.drop_database(name)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
