@@ -9,6 +9,7 @@ import resource
 import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,14 +227,16 @@ _databases = iter(range(1, 1 << 30))
 
 
 @pytest.fixture
-def postgres_url(postgres_server, monkeypatch) -> str:
+def postgres_url(postgres_server, monkeypatch) -> Iterator[str]:
     """A fresh, empty database on the test server: its store URL, naming the environment
     variable that holds the password (set here; the URL itself holds none)."""
     from tests.pgserver import PASSWORD, PASSWORD_ENV
 
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
-    url = postgres_server.create_database(f"t{os.getpid()}_{next(_databases)}")
-    return f"{url}?password_env={PASSWORD_ENV}"
+    name = f"t{os.getpid()}_{next(_databases)}"
+    url = postgres_server.create_database(name)
+    yield f"{url}?password_env={PASSWORD_ENV}"
+    postgres_server.drop_database(name)
 
 
 def lexical_engine(store: object) -> str:
@@ -251,16 +254,19 @@ def store(store_url):
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def module_store_url(request, tmp_path_factory) -> str:
+def module_store_url(request, tmp_path_factory) -> Iterator[str]:
     """`store_url` for a module's shared fixtures (one store per module and kind)."""
     if request.param == "sqlite":
-        return str(tmp_path_factory.mktemp("store") / "store")
+        yield str(tmp_path_factory.mktemp("store") / "store")
+        return
     from tests.pgserver import PASSWORD, PASSWORD_ENV
 
     server = request.getfixturevalue("postgres_server")
     os.environ[PASSWORD_ENV] = PASSWORD  # the test server's, on loopback; no test unsets it
-    url = server.create_database(f"m{os.getpid()}_{next(_databases)}")
-    return f"{url}?password_env={PASSWORD_ENV}"
+    name = f"m{os.getpid()}_{next(_databases)}"
+    url = server.create_database(name)
+    yield f"{url}?password_env={PASSWORD_ENV}"
+    server.drop_database(name)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -285,3 +291,37 @@ def indexed_tree(
     with Store.open(root / "store") as opened:
         load_records(opened, flatten_root(root / "repo", FlattenOptions(kind=kind)), corpus)
     return root / "store"
+
+
+# --- Order: the longest tests first ----------------------------------------------------------
+
+# Tests that take several seconds each (CPU or waiting on a server or a child process), measured
+# with --durations. Run first, they overlap the rest of the suite on the other worker instead of
+# being a tail one worker runs alone while the other is done. None of them holds an expensive
+# module fixture (moved out of its module's run, a module fixture is built again); the text
+# index's is one empty database. A renamed test only loses its early start.
+LONGEST_FIRST = (
+    "test_postgres_bm25_scores_and_ranks_as_fts5",
+    "test_libyaml_path_slices_generated_specs_as_ruamel_does",
+    "test_libyaml_path_rejects_and_accepts_damaged_specs_as_ruamel_does",
+    "test_a_server_stopped_mid_load_leaves_the_previous_corpus_intact",
+    "test_flatten_piped_into_index_is_a_snapshot_and_a_failed_producer_removes_nothing",
+    "test_a_writer_killed_mid_load_leaves_the_previous_corpus_intact",
+    "test_a_loader_killed_mid_load_leaves_the_previous_index_intact",
+    "test_interrupted_run_leaves_no_partial_file",
+    "test_loading_any_lines_never_raises_and_counts_every_bad_line",
+    "test_every_slicer_keeps_the_invariant_with_long_lines",
+    "test_a_50_mb_one_line_file_becomes_many_records_through_the_cli",
+    "test_libyaml_path_equals_ruamel_on_specs_dumped_by_ruamel",
+    "test_two_corpora_loaded_at_once_both_commit",
+    "test_under_ci_a_server_that_cannot_start_fails_the_postgres_tests",
+    "test_backtracking_gitignore_pattern_cannot_stall_the_walk",
+    "test_a_gzip_bomb_sitemap_is_read_up_to_the_page_cap",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests in LONGEST_FIRST move to the front, in its order; the rest keep theirs (every
+    xdist worker collects the same order, as it must)."""
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(getattr(item, "originalname", item.name), len(rank)))

@@ -71,7 +71,8 @@ def serve_git(project_root: Path, token: str | None = None) -> Iterator[tuple[st
     """Serve the repositories under `project_root`; yield the base URL and the auth headers seen."""
     seen: list[str] = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(project_root, token, seen))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s, once per served test.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen

@@ -41,7 +41,8 @@ class _Server(ThreadingHTTPServer):
 @contextmanager
 def serve(handler: type[BaseHTTPRequestHandler] | partial) -> Iterator[str]:
     server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: the default 0.5 s, once per served test.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -31,15 +31,18 @@ QUERY_FORMS = ["deploy", "deployment", "cluster", "aws_eks_cluster", "blue green
                "2024", "eks cluster"]  # fmt: skip
 COLUMN_CHOICES = [None, CHUNK_COLUMNS[:3], ("body",), CHUNK_COLUMNS, ("title", "body")]
 _schemas = itertools.count()
+_databases = itertools.count()
 
 
 @pytest.fixture(scope="module")
 def pg_database(postgres_server) -> Iterator[Any]:
-    """One database for this module; each example gets a schema of its own in it."""
-    name = f"textindex{os.getpid()}"
+    """One database for this module; each example gets a schema of its own in it. Named per
+    set-up (the property test runs first, apart from its module: the fixture is made twice)."""
+    name = f"textindex{os.getpid()}_{next(_databases)}"
     postgres_server.create_database(name)
     with postgres_server.connect(name, autocommit=True) as db:
         yield db
+    postgres_server.drop_database(name)
 
 
 def _texts(draw: st.DrawFn, chunk_id: int) -> ChunkText:
