@@ -259,3 +259,36 @@ def test_union_of_chunk_sets_counts_and_places_every_id(sets) -> None:
     assert hits.tolist() == [sum(i in s for s in sets) for i in everything]
     for chunks, where in zip(found, places, strict=True):
         assert ids[where].tolist() == chunks.tolist()
+
+
+def test_postgres_headline_query_reads_only_heading_postings(pg_database, templates) -> None:
+    """A query asked only in the heading columns is answered from the heading postings: with
+    the whole lists gone it still ranks as FTS5 does; a query over every column needs them."""
+    body = [ChunkText(i, "", "", "", "deploy cluster " * (i % 3 + 1), "") for i in range(1, 40)]
+    titled = [ChunkText(40, "Deploy the cluster", "", "", "deploy", ""),
+              ChunkText(41, "", "Deploying", "", "cluster cluster", "")]  # fmt: skip
+    fts5, postgres = _both(pg_database, [(1, 1, body), (1, 2, titled)])
+    headline = TextQuery(("deploy", "cluster"), every=False, columns=CHUNK_COLUMNS[:3])
+    expected = fts5.rank(headline, 10)
+    assert {h.chunk_id for h in expected} == {40, 41}
+    pg_database.execute("DELETE FROM text_blocks")  # the whole lists: only the heads remain
+    _same_ranking(expected, postgres.rank(headline, 10))
+    assert postgres.rank(TextQuery(("deploy",)), 10) == []
+
+
+def test_postgres_store_made_before_heading_postings_still_writes_and_ranks(
+    pg_database, templates
+) -> None:
+    """A store whose text tables predate `text_heads` is written and read without it."""
+    chunks = [ChunkText(1, "Deploy", "", "", "cluster", ""), ChunkText(2, "", "", "", "deploy", "")]
+    fts5, postgres = _both(pg_database, [(1, 1, chunks[:1])])
+    pg_database.execute("DROP TABLE text_heads")
+    from index.textindex.postgres import PostgresTextIndex
+
+    postgres = PostgresTextIndex(pg_database)
+    for index in (fts5, postgres):
+        index.write_chunks(1, chunks[1:])
+        index.delete_document(1, 1)
+    for columns in (None, CHUNK_COLUMNS[:3]):
+        query = TextQuery(("deploy",), columns=columns)
+        _same_ranking(fts5.rank(query, 10), postgres.rank(query, 10))

@@ -6,9 +6,13 @@ are kept as FTS5 keeps its own: in blocks, one row per (term, batch of chunks wr
 in `text_blocks`, holding packed arrays (chunk ids, their lengths, counts per column, token
 offsets for phrases and column filters); the body's unstemmed terms likewise in `text_exact`.
 A load writes a few rows per term instead of one per (term, chunk), and a query reads a term's
-postings from a handful of rows. Term statistics (chunks per term) and totals (chunks, tokens)
-are kept per corpus, so two corpora loading at once never wait on each other's rows; the loader
-updates them in its transaction, and a query sums them.
+postings from a handful of rows. The postings of chunks holding a term in a heading column
+(title, section, symbol) are also kept on their own, in `text_heads` (same layout): a query
+that looks for a term only there (the headline query of common words) reads those few, not the
+term's whole list, and scores them as before: the same chunks, counts, lengths and IDF. Term
+statistics (chunks per term) and totals (chunks, tokens) are kept per corpus, so two corpora
+loading at once never wait on each other's rows; the loader updates them in its transaction,
+and a query sums them.
 
 A deleted chunk leaves its entries in the blocks, listed in `text_dead` and skipped by every
 read, until its batch is rewritten without them (`_compact`: when a quarter of the batch is
@@ -39,6 +43,9 @@ from index.textindex.scratch import CHUNK_SPAN, COLUMN_SPAN, Scratch, TermChunks
 NAME = "bm25 (postgres)"
 # A batch is rewritten without its deleted chunks once this share of them is gone.
 COMPACT_SHARE = 0.25
+# The heading columns: short, so their postings are a small share of a common term's, and the
+# lexical stage's headline query looks only there.
+HEAD_COLUMNS = CHUNK_COLUMNS[:3]
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS text_chunks (
@@ -69,6 +76,10 @@ TABLES = (
     )""",
     "CREATE INDEX IF NOT EXISTS text_blocks_term ON text_blocks (term)",
     "CREATE INDEX IF NOT EXISTS text_blocks_batch ON text_blocks (batch)",
+    # The postings of text_blocks whose chunk holds the term in a heading column, again.
+    "CREATE TABLE IF NOT EXISTS text_heads (LIKE text_blocks)",
+    "CREATE INDEX IF NOT EXISTS text_heads_term ON text_heads (term)",
+    "CREATE INDEX IF NOT EXISTS text_heads_batch ON text_heads (batch)",
     """CREATE TABLE IF NOT EXISTS text_exact (
         term text COLLATE "C" NOT NULL,
         batch bigint NOT NULL,
@@ -221,6 +232,23 @@ def _block_rows(batch: int, tokens: Tokenized) -> Iterator[tuple[Any, ...]]:
         )  # fmt: skip
 
 
+def _heads(tokens: Tokenized) -> Tokenized:
+    """These tokens' postings of chunks holding the term in a heading column (`HEAD_COLUMNS`),
+    with all their counts and positions: what `text_heads` keeps."""
+    keep = tokens.counts[:, [CHUNK_COLUMNS.index(c) for c in HEAD_COLUMNS]].any(axis=1)
+    stemmed = tokens.stemmed
+    kept = np.concatenate(([0], np.cumsum(keep)))[stemmed.starts]  # new starts, per term
+    present = np.flatnonzero(np.diff(kept))
+    first = _firsts(tokens.counts)
+    sizes = np.diff(first)[keep]
+    return Tokenized(
+        TermChunks([stemmed.terms[t] for t in present.tolist()],
+                   np.concatenate((kept[present], kept[-1:])), stemmed.ids[keep]),
+        tokens.counts[keep], tokens.positions[_ranges(first[:-1][keep], sizes)],
+        tokens.lengths, tokens.exact,
+    )  # fmt: skip
+
+
 def _exact_rows(batch: int, exact: TermChunks) -> Iterator[tuple[Any, ...]]:
     if not len(exact.ids):
         return
@@ -352,6 +380,17 @@ class PostgresTextIndex:
         self.db = getattr(db, "raw", db)
         self.scratch = Scratch()
         self._fold_pending = False
+        self._heads = False
+
+    @property
+    def heads(self) -> bool:
+        """Whether the store has `text_heads`. One made before it existed has none (the text
+        index's tables are made once, by the store's first migration) and is read and written
+        without, as before; once there, the table stays, so only a yes is remembered."""
+        if not self._heads:
+            found = self.db.execute("SELECT to_regclass('text_heads') IS NOT NULL").fetchone()
+            self._heads = bool(found[0])
+        return self._heads
 
     # --- writes ---
 
@@ -422,18 +461,29 @@ class PostgresTextIndex:
                     copy.write_row((r.chunk_id, corpus_id, batch, _text(r.title),
                                     _text(r.section), _text(r.symbol), _text(r.body),
                                     _text(r.parts), tokens.lengths[r.chunk_id]))  # fmt: skip
-            self._copy_blocks(cur, _block_rows(batch, tokens), _exact_rows(batch, tokens.exact))
+            self._copy_blocks(
+                cur,
+                _block_rows(batch, tokens),
+                _exact_rows(batch, tokens.exact),
+                _block_rows(batch, _heads(tokens)) if self.heads else None,
+            )
         self._count_terms(corpus_id, batch, tokens, +1)
         self._count_totals(corpus_id, len(rows), sum(tokens.lengths.values()), +1)
 
     @staticmethod
     def _copy_blocks(
-        cur: Any, blocks: Iterator[tuple[Any, ...]], exact: Iterator[tuple[Any, ...]]
+        cur: Any,
+        blocks: Iterator[tuple[Any, ...]],
+        exact: Iterator[tuple[Any, ...]],
+        heads: Iterator[tuple[Any, ...]] | None,  # None: the store has no text_heads
     ) -> None:
-        with cur.copy(f"COPY text_blocks ({BLOCK_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(BLOCK_TYPES)
-            for row in blocks:
-                copy.write_row(row)
+        for table, rows in (("text_blocks", blocks), ("text_heads", heads)):
+            if rows is None:
+                continue
+            with cur.copy(f"COPY {table} ({BLOCK_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(BLOCK_TYPES)
+                for row in rows:
+                    copy.write_row(row)
         with cur.copy(f"COPY text_exact ({EXACT_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(BLOCK_TYPES[:5])
             for row in exact:
@@ -489,7 +539,13 @@ class PostgresTextIndex:
                     f"DELETE FROM text_exact WHERE batch = %s RETURNING {EXACT_COLUMNS}",
                     (batch,),
                 ).fetchall()
-                self._copy_blocks(cur, _kept_blocks(blocks, dead), _kept_exact(exact, dead))
+                heads = None
+                if self.heads:
+                    heads = _kept_blocks(cur.execute(
+                        f"DELETE FROM text_heads WHERE batch = %s RETURNING {BLOCK_COLUMNS}",
+                        (batch,)).fetchall(), dead)  # fmt: skip
+                self._copy_blocks(cur, _kept_blocks(blocks, dead), _kept_exact(exact, dead),
+                                  heads)  # fmt: skip
             self.db.execute(
                 "UPDATE text_batches SET chunks = chunks - %s WHERE batch = %s", (len(dead), batch)
             )
@@ -555,11 +611,17 @@ class PostgresTextIndex:
         return {t: int(found.get(_text(t)) or 0) for t in wanted}
 
     def _postings(
-        self, terms: set[str], positions: set[str]
+        self, terms: set[str], positions: set[str], heads: set[str]
     ) -> tuple[int, int, dict[str, TermPostings]]:
         """(chunks, tokens) over the whole index and the live postings of these terms (with
-        positions for those in `positions`), in one statement: on a busy server each round
-        trip costs more than the scoring."""
+        positions for those in `positions`; for those in `heads`, only the chunks holding them
+        in a heading column), in one statement: on a busy server each round trip costs more
+        than the scoring."""
+        source, asked = "text_blocks WHERE term = ANY(%s)", [sorted(terms - heads)]
+        if heads:  # never named on a store without the table
+            source = (f"(SELECT {BLOCK_COLUMNS} FROM {source} UNION ALL SELECT "
+                      f"{BLOCK_COLUMNS} FROM text_heads WHERE term = ANY(%s)) b")  # fmt: skip
+            asked.append(sorted(heads))
         with self.db.cursor(binary=True) as cur:
             chunks, tokens, dead, *blocks = cur.execute(
                 "SELECT (SELECT coalesce(sum(chunks), 0)::int8 FROM text_totals), "
@@ -567,8 +629,8 @@ class PostgresTextIndex:
                 f"({DEAD}), array_agg(term), array_agg(base), array_agg(n), array_agg(ids), "
                 "array_agg(lengths), array_agg(counts), "
                 "array_agg(CASE WHEN term = ANY(%s) THEN offsets END) "
-                "FROM text_blocks WHERE term = ANY(%s)",
-                (sorted(positions), sorted(terms)),
+                f"FROM {source}",
+                (sorted(positions), *asked),
             ).fetchone()
         found: dict[str, list[tuple[Any, ...]]] = {t: [] for t in terms}
         for term, *rest in zip(*(b or () for b in blocks), strict=True):
@@ -619,8 +681,13 @@ class PostgresTextIndex:
         if phrases is None:
             return None
         terms = {t for p, _ in phrases for t in p}
+        # A term asked only in heading columns can match only chunks holding it there (a
+        # phrase, only where each of its terms is there): their postings are all it needs.
+        wide = {t for p, columns in phrases if not _in_heads(columns) for t in p}
         chunks, tokens, postings = self._postings(
-            terms, {t for p, _ in phrases if len(p) > 1 for t in p}
+            terms,
+            {t for p, _ in phrases if len(p) > 1 for t in p},
+            terms - wide if self.heads else set(),
         )
         return chunks, tokens, [self._phrase_hits(p, columns, postings) for p, columns in phrases]
 
@@ -751,6 +818,10 @@ class PostgresTextIndex:
         ).fetchall()
         for (term,) in rows:
             yield term
+
+
+def _in_heads(columns: tuple[str, ...] | None) -> bool:
+    return columns is not None and set(columns) <= set(HEAD_COLUMNS)
 
 
 def _idf(chunks: int, hits: int) -> float:

@@ -269,12 +269,15 @@ def print_stores(runs: list[store_bench.StoreMeasurement]) -> None:
     print_table(
         [("store", 9), ("slices", 8), ("load s", 7), ("slices/s", 9), ("no-op s", 8),
          ("writes", 7), ("1% s", 6), ("embed s", 8), ("lex p50/95", 12), ("vec p50/95", 12),
-         ("hyb p50/95", 12), ("B/slice", 8)],
+         ("hyb p50/95", 12), ("B/slice", 8), ("HNSW s", 7), ("loader MB", 10),
+         ("server MB", 10), ("load avg", 11)],
         [(m.store, m.slices, m.load_seconds, m.slices_per_s, m.noop_reload_seconds,
           "-" if m.noop_row_writes is None else m.noop_row_writes, m.churn_reload_seconds,
           m.embed_seconds, f"{m.lexical_p50_ms}/{m.lexical_p95_ms}",
           f"{m.vector_p50_ms}/{m.vector_p95_ms}", f"{m.hybrid_p50_ms}/{m.hybrid_p95_ms}",
-          m.bytes_per_slice) for m in runs],
+          m.bytes_per_slice, "-" if m.hnsw_build_seconds is None else m.hnsw_build_seconds,
+          m.loader_peak_mb, "-" if m.server_peak_mb is None else m.server_peak_mb,
+          m.load_average) for m in runs],
     )  # fmt: skip
 
 
@@ -290,6 +293,11 @@ def main() -> None:
         "--sizes",
         default="10000,100000",
         help="slices in the index and hybrid parts (comma-separated)",
+    )
+    parser.add_argument(
+        "--stores",
+        default=",".join(store_bench.STORES),
+        help="the stores part's stores (comma-separated: sqlite,postgres)",
     )
     args = parser.parse_args()
     work = Path(args.workdir)
@@ -316,7 +324,8 @@ def main() -> None:
             print_peer(real_repo.compare(work, timed, bench=bench))
         return
     if args.only == "stores":  # SQLite beside PostgreSQL, at the largest size
-        print_stores(store_bench.measure_stores(work, max(sizes)))
+        stores = tuple(args.stores.split(","))
+        print_stores(store_bench.measure_stores(work, max(sizes), stores=stores))
         return
     runs = [
         ("docs+py 3k/40MB", generate_tree(work / "docs-3k", 3000, 40), "docs"),
