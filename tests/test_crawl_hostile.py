@@ -4,7 +4,6 @@ robots.txt and sitemaps, and URLs that are usage errors."""
 
 from __future__ import annotations
 
-import gzip
 import threading
 from collections.abc import Callable, Iterator
 from typing import ClassVar
@@ -15,7 +14,7 @@ import pytest
 from crawl.crawler import CrawlOptions, CrawlReport, Page, crawl
 from crawl.urls import Scope, normalize
 from tests.conftest import assert_clean_failure, run_cli
-from tests.sites import Responder, page, serve
+from tests.sites import Responder, gzip_filled, page, serve
 
 
 class Site(Responder):
@@ -233,7 +232,7 @@ def test_an_endless_robots_txt_is_read_up_to_the_page_cap(site):
 
 def test_a_gzip_bomb_sitemap_is_read_up_to_the_page_cap(site):
     head = b"<urlset><url><loc>/from-sitemap</loc></url>"
-    bomb = gzip.compress(head + b" " * (256 << 20), compresslevel=9)  # 256 MiB unpacked
+    bomb = gzip_filled(head, b" ", 256)  # 256 MiB unpacked
     Site.routes = {
         "/sitemap.xml": lambda h: h.respond(
             200, bomb, "application/xml", {"Content-Encoding": "gzip"}
