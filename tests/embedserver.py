@@ -47,12 +47,17 @@ class EmbeddingServer(Responder):
     # would take the next test's injected failure, as the state is the class's.
     answering: ClassVar[int] = 0
     _answering_lock = threading.Lock()
+    # Set by reset(): a delayed answer still sleeping ends at once and answers nothing (its
+    # client gave up long ago), instead of holding the next test's reset for the whole delay.
+    _released: ClassVar[threading.Event] = threading.Event()
 
     @classmethod
     def reset(cls) -> None:
+        cls._released.set()
         deadline = time.monotonic() + 30
         while cls.answering and time.monotonic() < deadline:
             time.sleep(0.02)
+        cls._released = threading.Event()
         cls.dimension, cls.delay, cls.api_key, cls.reject = 64, 0.0, None, None
         cls.fail_next, cls.requests, cls.embedder, cls.fail_at = [], [], None, {}
         cls.busy_seconds = 0.0
@@ -81,8 +86,9 @@ class EmbeddingServer(Responder):
         payload = json.loads(self.rfile.read(length) or b"{}")
         inputs = payload.get("input") or []
         type(self).requests.append(list(inputs))
-        if self.delay:
-            time.sleep(self.delay)
+        if self.delay and type(self)._released.wait(self.delay):
+            self.close_connection = True
+            return  # released by reset(): the test that made the server slow is over
         if self.api_key and self.headers.get("Authorization") != f"Bearer {self.api_key}":
             return self._answer(401, {"error": "bad key"})
         if self.path != "/v1/embeddings":
