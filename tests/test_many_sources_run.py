@@ -64,8 +64,12 @@ def interrupted_run(tmp_path: Path, send) -> tuple[int, str, list[str]]:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         raise
-    time.sleep(0.5)  # anything a killed worker's git left running has finished
-    left = sorted(str(p.relative_to(temp)) for p in temp.rglob("*"))
+    # A killed worker's git may still be finishing: it has a few seconds to clean up.
+    deadline = time.monotonic() + 5
+    while (left := sorted(str(p.relative_to(temp)) for p in temp.rglob("*"))) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
     return proc.returncode, "".join(said) + rest, left
 
 
