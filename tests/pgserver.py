@@ -176,14 +176,15 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         """A fresh database with pgvector; its URL (no password). Copied from a template that
         holds the extension (made on first use): half the time of creating the extension in
-        every test's database."""
+        every test's database. By file copy, not the default WAL_LOG: with fsync off its
+        checkpoints cost nothing, and it takes half the time (and a drop a third)."""
         with self.connect(autocommit=True) as db:
             if not self.template:
                 db.execute(f'CREATE DATABASE "{TEMPLATE}"')
                 with self.connect(TEMPLATE, autocommit=True) as template:
                     template.execute("CREATE EXTENSION IF NOT EXISTS vector")
                 self.template = TEMPLATE
-            db.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+            db.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}" STRATEGY FILE_COPY')
         return self.database_url(name)
 
     def drop_database(self, name: str) -> None:
