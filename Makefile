@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Bytecode caches stay on for the run, even where PYTHONDONTWRITEBYTECODE is set: each module is
+# then compiled (and each test module's asserts rewritten) once, not in every worker and every
+# CLI subprocess (a worker's collection: 3.4 s of CPU without the caches, 1.6 s with them).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto
 
 demo: $(STAMP)
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
