@@ -326,7 +326,9 @@ LONGEST_FIRST = (
     "test_two_corpora_loaded_at_once_both_commit",
     "test_under_ci_a_server_that_cannot_start_fails_the_postgres_tests",
     "test_backtracking_gitignore_pattern_cannot_stall_the_walk",
-    "test_a_gzip_bomb_sitemap_is_read_up_to_the_page_cap",
+    "test_a_hostile_site_ends_bounded_reported_and_with_the_rest_intact",
+    "test_json_line_writes_the_bytes_json_writes",
+    "test_429_and_500_are_retried_after_retry_after",
 )
 
 
