@@ -73,7 +73,8 @@ def list_tree(
                 named.append(Skip(escape_name(prefix + e.rel_path), "output",
                                   "this run's own output file"))  # fmt: skip
             else:
-                named.append(replace(e, rel_path=escape_name(prefix + e.rel_path)))
+                shown = escape_name(prefix + e.rel_path)
+                named.append(e if shown == e.rel_path else replace(e, rel_path=shown))
         else:
             named.append(replace(e, path=escape_name(prefix + e.path)))
     named.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
@@ -210,8 +211,12 @@ def _entry(root_real: str, rel: str, linked: _LinkedDirs) -> Candidate | Skip:
         return Skip(rel, "symlink-parent", f"{parent}/ is (or runs through) a symbolic link; "
                     "not followed")  # fmt: skip
     abs_path = os.path.join(root_real, rel)
-    if not os.path.islink(abs_path):
-        if os.path.isdir(abs_path):
+    try:  # one lstat says link, directory or file (islink + isdir took two system calls)
+        mode = os.lstat(abs_path).st_mode
+    except OSError:
+        mode = 0  # gone since the listing: read (and reported missing) as a file, as before
+    if not stat.S_ISLNK(mode):
+        if stat.S_ISDIR(mode):
             return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned",
                         directory=True)  # fmt: skip
         return Candidate(rel, root_real, rel)
