@@ -26,7 +26,7 @@ from flatten.content import Unreadable, read_snapshot
 from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip, escape_name
-from flatten.sources.gitcmd import git_available, run_git, strip_credentials
+from flatten.sources.gitcmd import GitResult, git_available, run_git, run_git_all, strip_credentials
 from flatten.sources.gitignore import GITIGNORE_MAX_SIZE, compile_gitignore
 
 
@@ -104,15 +104,21 @@ def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
     return is_output
 
 
+_PROVENANCE_ASKS = (["rev-parse", "HEAD"], ["rev-parse", "--abbrev-ref", "HEAD"],
+                    ["remote", "get-url", "origin"])  # fmt: skip
+
+
 def git_provenance(root: Path) -> Provenance:
     """The commit, branch and origin of a work tree (credentials stripped), or nothing."""
     if not git_available():
         return Provenance()
-    head = run_git(["-C", str(root), "rev-parse", "HEAD"], timeout=30)
+    answers = run_git_all([["-C", str(root), *ask] for ask in _PROVENANCE_ASKS], timeout=30)
+    return _provenance(*answers)
+
+
+def _provenance(head: GitResult, branch: GitResult, origin: GitResult) -> Provenance:
     if head.returncode != 0:
         return Provenance()
-    branch = run_git(["-C", str(root), "rev-parse", "--abbrev-ref", "HEAD"], timeout=30)
-    origin = run_git(["-C", str(root), "remote", "get-url", "origin"], timeout=30)
     ref = branch.stdout.decode().strip() if branch.returncode == 0 else None
     return Provenance(
         repo_url=strip_credentials(origin.stdout.decode().strip())
@@ -136,16 +142,23 @@ class WorkTree:
 def work_tree(root: Path) -> WorkTree | None:
     """The work tree `root` is in, or None (not in one, or no commit yet). Two git calls beyond
     the provenance, whatever the size of the tree: `rev-parse --show-prefix` and one `status`."""
-    provenance = git_provenance(root)
+    if not git_available():
+        return None
+    # All five asked at once (outside a work tree the last two fail, and are not read).
+    *answers, shown, status = run_git_all(
+        [*(["-C", str(root), *ask] for ask in _PROVENANCE_ASKS),
+         ["-C", str(root), "rev-parse", "--show-prefix"],
+         # Paths in porcelain output are relative to the repository's top, whatever the cwd.
+         ["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
+          "--untracked-files=all", "--", "."]],
+        timeout=300,
+    )  # fmt: skip
+    provenance = _provenance(*answers)
     if provenance.commit is None:
         return None
-    shown = run_git(["-C", str(root), "rev-parse", "--show-prefix"], timeout=30)
     prefix = shown.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
     if shown.returncode != 0:
         prefix = ""
-    # Paths in porcelain output are relative to the repository's top, whatever the cwd.
-    status = run_git(["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
-                      "--untracked-files=all", "--", "."], timeout=300)  # fmt: skip
     changed = set()
     if status.returncode == 0:
         for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
