@@ -122,10 +122,33 @@ _SHEBANG_LANGS = {
 }  # fmt: skip
 
 
+def path_parts(rel_path: str) -> list[str]:
+    """The names in a relative path (`PurePosixPath(rel_path).parts`), without building one:
+    the path rules run on every listed file, and pathlib's parsing was most of their cost."""
+    parts = rel_path.split("/")
+    if "" in parts or "." in parts:
+        return [part for part in parts if part not in ("", ".")]
+    return parts
+
+
+def suffix_of(name: str) -> str:
+    """`PurePosixPath(name).suffix`: from the last dot, unless the name starts or ends there."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _suffix(rel_path: str) -> str:
+    """The lower-case suffix of the file a path names."""
+    parts = path_parts(rel_path)
+    return suffix_of(parts[-1]).lower() if parts else ""
+
+
 def noise_dir(rel_path: str) -> tuple[str, str] | None:
     """The first noise directory on a file's path (`node_modules/`) and its reason, or None."""
-    # PurePosixPath's parts of a relative path, without building one (called per listed file)
-    parts = [part for part in rel_path.split("/") if part not in ("", ".")]
+    return _noise_in(path_parts(rel_path))
+
+
+def _noise_in(parts: list[str]) -> tuple[str, str] | None:
     for i, part in enumerate(parts[:-1]):
         reason = NOISE_DIRS.get(part)
         if reason:
@@ -135,23 +158,23 @@ def noise_dir(rel_path: str) -> tuple[str, str] | None:
 
 def path_skip_reason(rel_path: str) -> str | None:
     """Why a file is skipped by its path alone, or None."""
-    noise = noise_dir(rel_path)
+    parts = path_parts(rel_path)
+    noise = _noise_in(parts)
     if noise:
         return noise[1]
-    path = PurePosixPath(rel_path)
-    name = path.name
+    name = parts[-1] if parts else ""
     lower = name.lower()
     if name in LOCKFILES:
         return "lockfile"
     if ".tfstate" in lower:
         return "tfstate"
-    if _is_secret_file(path, lower):
+    if _is_secret_file(parts, lower):
         return "secret-file"
     if lower.endswith((".min.js", ".min.css", ".min.mjs")) or "-min." in lower:
         return "minified"
     if lower.endswith(".map") and ("." in lower[:-4]):
         return "sourcemap"
-    if path.suffix.lower() in _NEVER_TEXT:
+    if suffix_of(name).lower() in _NEVER_TEXT:
         return "binary"
     return None
 
@@ -173,45 +196,45 @@ _TEMPLATE_INFIX = re.compile(r"\.(?:tpl|tmpl|template)\.(?:md|markdown|rst|txt|a
 def is_boilerplate(rel_path: str) -> bool:
     """LICENSE/COPYING/NOTICE (any extension, `LICENSE-MIT` too), CODEOWNERS, the code of conduct,
     issue, pull/merge request and discussion templates, and `*.tpl.md`-style templates."""
-    path = PurePosixPath(rel_path)
-    lower = path.name.lower()
+    parts = path_parts(rel_path)
+    lower = parts[-1].lower() if parts else ""
     stem = lower.split(".", 1)[0]
     named = stem in _BOILERPLATE_STEMS or stem.startswith(("license-", "licence-", "copying-"))
-    if named and path.suffix.lower() not in CODE_LANGS:  # license.go is code, not a licence
+    if named and suffix_of(lower) not in CODE_LANGS:  # license.go is code, not a licence
         return True
-    if any(part.lower() in _BOILERPLATE_DIRS for part in path.parts[:-1]):
+    if any(part.lower() in _BOILERPLATE_DIRS for part in parts[:-1]):
         return True
     return bool(_TEMPLATE_INFIX.search(lower))
 
 
-def _is_secret_file(path: PurePosixPath, lower: str) -> bool:
+def _is_secret_file(parts: list[str], lower: str) -> bool:
     if lower.startswith(".env") and not lower.endswith(_ENV_TEMPLATES):
         return lower == ".env" or lower.startswith(".env.")
     if lower in _SECRET_NAMES:
-        return lower != "credentials" or ".aws" in path.parts
+        return lower != "credentials" or ".aws" in parts
     if lower.endswith(_SECRET_SUFFIXES):
         return True
-    parts = path.parts
     return len(parts) >= 2 and parts[-2] == ".kube" and lower == "config"
 
 
 def classify(rel_path: str, first_line: str = "") -> FileClass:
     """The format, kind and language of a text file, from its name (or its shebang)."""
-    path = PurePosixPath(rel_path)
-    suffix = path.suffix.lower()
+    parts = path_parts(rel_path)
+    name = parts[-1] if parts else ""
+    suffix = suffix_of(name).lower()
     if suffix in _DOC_FORMATS:
         fmt, lang = _DOC_FORMATS[suffix]
         return FileClass(fmt, fmt, lang, is_docs=True)
-    if not suffix and path.name.upper() in _DOC_NAMES:
+    if not suffix and name.upper() in _DOC_NAMES:
         return FileClass("text", "text", "text", is_docs=True)
     if suffix in _INFRA:
         return FileClass(*_INFRA[suffix], is_docs=False)
     if suffix in CODE_LANGS:
         return FileClass("code", "code", CODE_LANGS[suffix], is_docs=False)
-    if path.name in _BLOCK_NAMES:
-        return FileClass("code", "code", _BLOCK_NAMES[path.name], is_docs=False)
-    if path.name in _TEXT_NAMES:
-        return FileClass("text", "text", _TEXT_NAMES[path.name], is_docs=False)
+    if name in _BLOCK_NAMES:
+        return FileClass("code", "code", _BLOCK_NAMES[name], is_docs=False)
+    if name in _TEXT_NAMES:
+        return FileClass("text", "text", _TEXT_NAMES[name], is_docs=False)
     if suffix in _TEXT_SUFFIXES:
         return FileClass("text", "text", _TEXT_SUFFIXES[suffix], is_docs=False)
     shebang = _SHEBANG.match(first_line)
@@ -224,7 +247,7 @@ def classify_text(rel_path: str, text: str) -> FileClass:
     """`classify` with a look at the text: its shebang, and whether a JSON/YAML file is an API
     spec or a JSON Schema (docs, sliced per operation and schema)."""
     file_class = classify(rel_path, text[:200].split("\n", 1)[0])
-    if PurePosixPath(rel_path).suffix.lower() in SPEC_SUFFIXES:
+    if _suffix(rel_path) in SPEC_SUFFIXES:
         kind = sniff_spec(text)
         if kind is not None:
             return FileClass("openapi", kind, file_class.lang, is_docs=True)
@@ -235,7 +258,7 @@ def might_be_docs(rel_path: str) -> bool:
     """Cheap pre-check for --kind docs, so non-docs are skipped before they are read.
 
     JSON and YAML files are read: only their text says whether they are API specs."""
-    return classify(rel_path).is_docs or PurePosixPath(rel_path).suffix.lower() in SPEC_SUFFIXES
+    return classify(rel_path).is_docs or _suffix(rel_path) in SPEC_SUFFIXES
 
 
 def include_exclude_reason(

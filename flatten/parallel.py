@@ -14,8 +14,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import islice
+from multiprocessing.connection import Connection, wait
 from multiprocessing.pool import Pool, ThreadPool
+from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
+from multiprocessing.synchronize import Lock
 from typing import TypeVar
+
+from flatten.errors import FlattenError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,11 +67,14 @@ def ordered_map(
 ) -> Iterator[R]:
     """`map(fn, items)` over worker processes when that pays off; in order, bounded in memory.
 
-    `fn` must be a module-level function (it is pickled by reference).
+    `fn` must be a module-level function (pickled by reference where workers are not forked).
     """
     workers = workers or default_workers()
     if workers <= 1 or len(items) < MIN_ITEMS_FOR_PROCESSES:
         yield from map(fn, items)
+        return
+    if _start_method() == "fork":
+        yield from _forked_map(fn, items, workers, chunk_size, window)
         return
     chunks: Iterator[list[T]] = (
         items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
@@ -78,6 +87,116 @@ def ordered_map(
             for chunk in islice(chunks, 1):
                 pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
             yield from results
+
+
+class WorkerLost(FlattenError):
+    """A worker process ended in the middle of a run (killed, out of memory, a crash)."""
+
+
+def _forked_map(
+    fn: Callable[[T], R], items: list[T], workers: int, chunk_size: int, window: int
+) -> Iterator[R]:
+    """`ordered_map` over forked workers that inherit `items`: a task is a chunk's number.
+
+    No Pool: its three helper threads cost the parent a core's tenth (its worker-watching
+    thread wakes on every result that waits in the pipe) and took the GIL from the loop
+    that writes the output. Here the calling thread sends chunk numbers (a few bytes: the
+    pipe never fills, so sending never blocks on a worker that is itself blocked on sending
+    its results) and reads results, which workers send whole under a lock; a worker that
+    dies is seen by its sentinel, where a Pool would wait forever.
+    """
+    ctx = multiprocessing.get_context("fork")
+    tasks_in, tasks_out = ctx.Pipe(duplex=False)
+    results_in, results_out = ctx.Pipe(duplex=False)
+    take, give = ctx.Lock(), ctx.Lock()
+    processes = [
+        ctx.Process(target=_serve, args=(fn, items, chunk_size, tasks_in, take, results_out,
+                                         give), daemon=True)
+        for _ in range(workers)
+    ]  # fmt: skip
+    for process in processes:
+        process.start()
+    tasks_in.close()  # the workers' ends: an EOF, not a hang, should they all be gone
+    results_out.close()
+    chunks = -(-len(items) // chunk_size)
+    sent, done = min(window, chunks), 0
+    finished: dict[int, list[R]] = {}
+    watched = [results_in, *(process.sentinel for process in processes)]
+    try:
+        for index in range(sent):
+            tasks_out.send(index)
+        while done < chunks:
+            while done not in finished:
+                ready = wait(watched)
+                if results_in not in ready:
+                    raise _lost([p for p in processes if p.sentinel in ready])
+                index, ok, value = results_in.recv()
+                if not ok:
+                    raise value
+                finished[index] = value
+            results = finished.pop(done)
+            done += 1
+            if sent < chunks:
+                tasks_out.send(sent)
+                sent += 1
+            yield from results
+        for _ in processes:
+            tasks_out.send(None)
+        for process in processes:
+            process.join()
+    finally:
+        for process in processes:
+            if process.exitcode is None:  # stopped early or failed: not waited for
+                process.terminate()
+        for process in processes:
+            process.join()
+        tasks_out.close()
+        results_in.close()
+
+
+def _lost(ended: list[BaseProcess]) -> WorkerLost:
+    ended[0].join(5)  # its sentinel closes as it exits, a moment before its exit code is known
+    code = ended[0].exitcode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return WorkerLost(f"a worker process ended in the middle of the run ({how})",
+                      reason="worker-lost",
+                      hint="out of memory? --workers 1 runs each file in this process")  # fmt: skip
+
+
+def _serve(
+    fn: Callable[[T], R],
+    items: list[T],
+    chunk_size: int,
+    tasks: Connection,
+    take: Lock,
+    results: Connection,
+    give: Lock,
+) -> None:
+    """A worker: run `fn` over each chunk it is sent, until it is sent None."""
+    _worker_signals()
+    while True:
+        with take:
+            index = tasks.recv()
+        if index is None:
+            return
+        try:
+            start = index * chunk_size
+            message = ForkingPickler.dumps(
+                (index, True, [fn(x) for x in items[start : start + chunk_size]])
+            )
+        except Exception as exc:  # the parent raises it
+            message = ForkingPickler.dumps((index, False, _portable(exc)))
+        with give:
+            results.send_bytes(message)
+
+
+def _portable(exc: Exception) -> Exception:
+    """`exc`, or a RuntimeError naming it when it cannot be pickled."""
+    try:
+        ForkingPickler.loads(ForkingPickler.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 @contextmanager

@@ -18,9 +18,13 @@ _ROLE = re.compile(r":[\w\-+:.]+:`([^`]*)`")
 _INLINE_MARKUP = re.compile(r"``|\*\*|`_{0,2}|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 
 
+_PUNCTUATION = frozenset("""!"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~""")
+
+
 def _adornment(line: str) -> str | None:
     """The adornment character if `line` is a run of one punctuation character, else None."""
-    return line[0] if _ADORNMENT.match(line) else None
+    # Most lines start with a letter or a space: no regex for them (this runs on every line).
+    return line[0] if line[:1] in _PUNCTUATION and _ADORNMENT.match(line) else None
 
 
 def _title_text(raw: str) -> str:
@@ -34,11 +38,13 @@ def find_rst_headings(lines: list[str]) -> list[Heading]:
     i = 0
     count = len(lines)
     while i < count:
-        prev_blank = i == 0 or is_blank(lines[i - 1])
+        if i and not is_blank(lines[i - 1]):  # either form of title follows a blank line
+            i += 1
+            continue
         line = lines[i]
         char = _adornment(line)
         # Overline, title, underline.
-        if char and prev_blank and i + 2 < count and not is_blank(lines[i + 1]):
+        if char and i + 2 < count and not is_blank(lines[i + 1]):
             title, under = lines[i + 1], lines[i + 2]
             width = len(line.rstrip())
             if _adornment(under) == char and len(under.rstrip()) == width >= len(title.strip()):
@@ -46,13 +52,7 @@ def find_rst_headings(lines: list[str]) -> list[Heading]:
                 i += 3
                 continue
         # Title, underline.
-        if (
-            prev_blank
-            and not is_blank(line)
-            and not line[0].isspace()
-            and char is None
-            and i + 1 < count
-        ):
+        if not is_blank(line) and not line[0].isspace() and char is None and i + 1 < count:
             under = lines[i + 1]
             under_char = _adornment(under)
             width = len(under.rstrip())

@@ -6,6 +6,7 @@ import base64
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -53,25 +54,48 @@ def run_git(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> GitResult:
     """Run git; stderr comes back with credentials and the given secrets masked."""
+    return run_git_all([args], env=env, secrets=secrets, timeout=timeout)[0]
+
+
+def run_git_all(
+    commands: Sequence[Sequence[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    secrets: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[GitResult]:
+    """`run_git` for each of `commands`, all started at once: a listing asks git several small
+    questions, and their start-ups one after another were serial time before any file is read.
+    `timeout` bounds the whole batch."""
+    env = dict(env) if env is not None else git_env()
+    started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            env=dict(env) if env is not None else git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
+        for args in commands:
+            started.append((args, subprocess.Popen(["git", *args], env=env,
+                                                   stdin=subprocess.DEVNULL,
+                                                   stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE)))  # fmt: skip
+        deadline = time.monotonic() + timeout
+        done = []
+        for args, proc in started:
+            try:
+                out, err = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired as exc:
+                raise SourceError(
+                    f"git {args[0]} did not finish within {timeout:.0f} s", reason="git-timeout"
+                ) from exc
+            done.append(GitResult(proc.returncode, out, scrub(err.decode("utf-8", "replace"),
+                                                              secrets)))  # fmt: skip
+        return done
     except FileNotFoundError as exc:
         raise SourceError(
             "git is not installed", reason="git-missing", hint="install git and retry"
         ) from exc
-    except subprocess.TimeoutExpired as exc:
-        raise SourceError(
-            f"git {args[0]} did not finish within {timeout:.0f} s", reason="git-timeout"
-        ) from exc
-    stderr = scrub(proc.stderr.decode("utf-8", "replace"), secrets)
-    return GitResult(proc.returncode, proc.stdout, stderr)
+    finally:
+        for _, proc in started:
+            if proc.returncode is None:  # a timeout or an error: none is left running
+                proc.kill()
+                proc.communicate()
 
 
 def scrub(text: str, secrets: Sequence[str] = ()) -> str:

@@ -26,7 +26,7 @@ from flatten.content import Unreadable, read_snapshot
 from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip, escape_name
-from flatten.sources.gitcmd import git_available, run_git, strip_credentials
+from flatten.sources.gitcmd import GitResult, git_available, run_git, run_git_all, strip_credentials
 from flatten.sources.gitignore import GITIGNORE_MAX_SIZE, compile_gitignore
 
 
@@ -73,7 +73,8 @@ def list_tree(
                 named.append(Skip(escape_name(prefix + e.rel_path), "output",
                                   "this run's own output file"))  # fmt: skip
             else:
-                named.append(replace(e, rel_path=escape_name(prefix + e.rel_path)))
+                shown = escape_name(prefix + e.rel_path)
+                named.append(e if shown == e.rel_path else replace(e, rel_path=shown))
         else:
             named.append(replace(e, path=escape_name(prefix + e.path)))
     named.sort(key=lambda e: e.rel_path if isinstance(e, Candidate) else e.path)
@@ -103,15 +104,21 @@ def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
     return is_output
 
 
+_PROVENANCE_ASKS = (["rev-parse", "HEAD"], ["rev-parse", "--abbrev-ref", "HEAD"],
+                    ["remote", "get-url", "origin"])  # fmt: skip
+
+
 def git_provenance(root: Path) -> Provenance:
     """The commit, branch and origin of a work tree (credentials stripped), or nothing."""
     if not git_available():
         return Provenance()
-    head = run_git(["-C", str(root), "rev-parse", "HEAD"], timeout=30)
+    answers = run_git_all([["-C", str(root), *ask] for ask in _PROVENANCE_ASKS], timeout=30)
+    return _provenance(*answers)
+
+
+def _provenance(head: GitResult, branch: GitResult, origin: GitResult) -> Provenance:
     if head.returncode != 0:
         return Provenance()
-    branch = run_git(["-C", str(root), "rev-parse", "--abbrev-ref", "HEAD"], timeout=30)
-    origin = run_git(["-C", str(root), "remote", "get-url", "origin"], timeout=30)
     ref = branch.stdout.decode().strip() if branch.returncode == 0 else None
     return Provenance(
         repo_url=strip_credentials(origin.stdout.decode().strip())
@@ -135,16 +142,23 @@ class WorkTree:
 def work_tree(root: Path) -> WorkTree | None:
     """The work tree `root` is in, or None (not in one, or no commit yet). Two git calls beyond
     the provenance, whatever the size of the tree: `rev-parse --show-prefix` and one `status`."""
-    provenance = git_provenance(root)
+    if not git_available():
+        return None
+    # All five asked at once (outside a work tree the last two fail, and are not read).
+    *answers, shown, status = run_git_all(
+        [*(["-C", str(root), *ask] for ask in _PROVENANCE_ASKS),
+         ["-C", str(root), "rev-parse", "--show-prefix"],
+         # Paths in porcelain output are relative to the repository's top, whatever the cwd.
+         ["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
+          "--untracked-files=all", "--", "."]],
+        timeout=300,
+    )  # fmt: skip
+    provenance = _provenance(*answers)
     if provenance.commit is None:
         return None
-    shown = run_git(["-C", str(root), "rev-parse", "--show-prefix"], timeout=30)
     prefix = shown.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
     if shown.returncode != 0:
         prefix = ""
-    # Paths in porcelain output are relative to the repository's top, whatever the cwd.
-    status = run_git(["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
-                      "--untracked-files=all", "--", "."], timeout=300)  # fmt: skip
     changed = set()
     if status.returncode == 0:
         for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
@@ -210,8 +224,12 @@ def _entry(root_real: str, rel: str, linked: _LinkedDirs) -> Candidate | Skip:
         return Skip(rel, "symlink-parent", f"{parent}/ is (or runs through) a symbolic link; "
                     "not followed")  # fmt: skip
     abs_path = os.path.join(root_real, rel)
-    if not os.path.islink(abs_path):
-        if os.path.isdir(abs_path):
+    try:  # one lstat says link, directory or file (islink + isdir took two system calls)
+        mode = os.lstat(abs_path).st_mode
+    except OSError:
+        mode = 0  # gone since the listing: read (and reported missing) as a file, as before
+    if not stat.S_ISLNK(mode):
+        if stat.S_ISDIR(mode):
             return Skip(rel + "/", "submodule", "a submodule or nested repository; not cloned",
                         directory=True)  # fmt: skip
         return Candidate(rel, root_real, rel)

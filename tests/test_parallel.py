@@ -1,0 +1,83 @@
+"""`ordered_map` over forked workers: `map`'s results in `map`'s order, a worker's error raised
+in the caller, and a worker that dies an error of its own instead of a wait without end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, ordered_map
+from tests.conftest import PROJECT
+
+
+def _square_or_fail(x: int) -> int:
+    if x == -1:
+        raise ValueError("minus one")
+    return x * x
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**6), min_size=MIN_ITEMS_FOR_PROCESSES, max_size=700),
+    st.integers(1, 40),
+    st.integers(1, 12),
+)
+def test_results_come_in_input_order_whatever_the_chunks_and_window(items, chunk_size, window):
+    got = list(ordered_map(_square_or_fail, items, workers=2, chunk_size=chunk_size,
+                           window=window))  # fmt: skip
+    assert got == [x * x for x in items]
+
+
+def test_an_error_in_a_worker_is_raised_in_the_caller():
+    items = list(range(MIN_ITEMS_FOR_PROCESSES * 2))
+    items[300] = -1
+    with pytest.raises(ValueError, match="minus one"):
+        list(ordered_map(_square_or_fail, items, workers=2))
+
+
+def test_a_consumer_that_stops_early_leaves_no_worker_behind():
+    before = set(os.listdir("/proc/self/task")), _children()
+    results = ordered_map(_square_or_fail, list(range(5000)), workers=2, chunk_size=4)
+    assert next(results) == 0
+    results.close()
+    assert _children() == before[1]
+
+
+def _children() -> set[int]:
+    path = f"/proc/self/task/{os.getpid()}/children"
+    with open(path) as handle:
+        return {int(pid) for pid in handle.read().split()}
+
+
+_KILLED = textwrap.dedent(
+    """
+    import os, signal
+    from flatten.errors import FlattenError
+    from flatten.parallel import ordered_map
+
+    def die_on_300(x):
+        if x == 300:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x
+
+    try:
+        list(ordered_map(die_on_300, list(range(1000)), workers=2))
+    except FlattenError as exc:
+        print(exc.reason, exc.message)
+    """
+)
+
+
+def test_a_worker_killed_mid_run_is_a_named_error_not_a_hang():
+    done = subprocess.run([sys.executable, "-c", _KILLED], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("worker-lost a worker process ended in the middle of the run")
+    assert f"killed by signal {int(signal.SIGKILL)}" in done.stdout
