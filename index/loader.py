@@ -621,7 +621,9 @@ class _BatchWriter:
         """Write the rows so far: documents and chunks here, their text on the writing thread
         (once the batch before them is written: one statement at a time on the connection)."""
         deletes, documents, chunks = self.deletes, self.documents, self.chunks
-        texts = self.texts
+        # Made ready while the batch in flight is written (what the text index can do off
+        # the connection), so the writing thread spends its turn in SQLite alone.
+        write = text_index(self.db).stage_chunks(self.corpus_id, self.texts) if self.texts else None
         self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
         self.batch_chars = 0
         self.wait()
@@ -642,9 +644,8 @@ class _BatchWriter:
             "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             chunks,
         )
-        if texts:
-            write = text_index(db).write_chunks
-            self._writing = self._thread.submit(write, self.corpus_id, texts)
+        if write is not None:
+            self._writing = self._thread.submit(write)
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
