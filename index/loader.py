@@ -571,6 +571,8 @@ class _BatchWriter:
     # statement savepoint for a multi-row insert, and FTS5 writes out what it buffered there),
     # so batches are large (fewer segments to merge), and bounded (memory stays flat).
     BATCH_CHARS = 4 << 20
+    # The first batch is smaller: the writing thread has nothing to do until it is read.
+    FIRST_BATCH_CHARS = BATCH_CHARS >> 3
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -581,6 +583,7 @@ class _BatchWriter:
         self.deletes: list[int] = []
         self.corpus_id = 0
         self.batch_chars = 0
+        self.batch_limit = min(self.FIRST_BATCH_CHARS, self.BATCH_CHARS)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
 
@@ -614,16 +617,18 @@ class _BatchWriter:
                                         SECTION_SEPARATOR.join(chunk.section),
                                         chunk.symbol or "", chunk.content, parts))  # fmt: skip
             self.batch_chars += len(chunk.content)
-        if self.batch_chars >= self.BATCH_CHARS:
+        if self.batch_chars >= self.batch_limit:
             self.flush()
 
     def flush(self) -> None:
         """Write the rows so far: documents and chunks here, their text on the writing thread
         (once the batch before them is written: one statement at a time on the connection)."""
         deletes, documents, chunks = self.deletes, self.documents, self.chunks
-        texts = self.texts
+        # Made ready while the batch in flight is written (what the text index can do off
+        # the connection), so the writing thread spends its turn in SQLite alone.
+        write = text_index(self.db).stage_chunks(self.corpus_id, self.texts) if self.texts else None
         self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
-        self.batch_chars = 0
+        self.batch_chars, self.batch_limit = 0, self.BATCH_CHARS
         self.wait()
         db = self.db
         for doc_id in deletes:
@@ -642,9 +647,8 @@ class _BatchWriter:
             "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             chunks,
         )
-        if texts:
-            write = text_index(db).write_chunks
-            self._writing = self._thread.submit(write, self.corpus_id, texts)
+        if write is not None:
+            self._writing = self._thread.submit(write)
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""

@@ -18,6 +18,7 @@ from index.loader import _BatchWriter, load_files, load_records
 from index.search import SearchOptions, search
 from index.store import Store
 from index.text import _has_inner_capital, identifier_parts
+from index.textindex import ChunkText, text_index
 from index.textindex.fts5 import FTS_BUFFER_BYTES
 from tests.conftest import jsonl, record
 
@@ -145,6 +146,30 @@ def test_a_slice_holding_a_nul_is_indexed_whole(tmp_path):
         body = store.db.execute("SELECT body FROM chunks_fts").fetchone()[0]
         assert body == "before\x00after otters"
         assert [h.source for h in search(store, "otters").results] == ["a.md"]
+
+
+@pytest.mark.parametrize("body", ["green otters", "before\x00after otters"])
+def test_staged_chunks_run_no_statement_until_their_write_is_called(tmp_path, body):
+    """The loader stages a batch on its reading thread while the one before is written: the
+    staging must leave the connection alone (JSON route and row-by-row route alike)."""
+    rows = [ChunkText(1, "Otters", "", "", body, ""), ChunkText(2, "Seals", "", "", "seals", "")]
+    with Store.open(tmp_path / "store") as store:
+        statements: list[str] = []
+        store.db.set_trace_callback(statements.append)
+        with store.write() as db:
+            write = text_index(db).stage_chunks(1, rows)
+            staged, statements[:] = list(statements), []
+            write()
+        store.db.set_trace_callback(None)
+        assert staged == ["BEGIN IMMEDIATE"]
+        assert any("chunks_fts" in s for s in statements)
+        assert any("chunks_exact" in s for s in statements)
+        assert store.db.execute("SELECT rowid, body FROM chunks_fts").fetchall() == [
+            (1, body),
+            (2, "seals"),
+        ]
+        exact = store.db.execute("SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH 'otters'")
+        assert exact.fetchall() == [(1,)]
 
 
 def corpus(edited: set[int]) -> list[dict]:

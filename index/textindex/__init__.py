@@ -17,15 +17,16 @@ decided once, above this seam, by `index.lexical.plan`.
 
 Transactions: every method runs on the connection the index was made for, inside whatever
 transaction the caller has open. Writes (`prepare_load`, `write_documents`, `write_chunks`,
-`delete_document`) never commit or roll back: the loader's transaction makes a corpus load
-atomic, text included. Reads see what that connection sees (its own uncommitted writes too).
+`stage_chunks`, `delete_document`) never commit or roll back: the loader's transaction makes a
+corpus load atomic, text included. Reads see what that connection sees (its own uncommitted
+writes too).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -107,6 +108,12 @@ class TextIndex(Protocol):
         """Add the text of new chunks (ids not yet in the index), all of corpus `corpus_id`, and
         update the term statistics. May run on the loader's second thread, one call at a time,
         while no other statement runs on the connection."""
+        ...
+
+    def stage_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> Callable[[], None]:
+        """`write_chunks` in two steps: what needs no statement is done now, on the calling
+        thread (FTS5: the rows as one JSON payload), and the returned call writes (on the
+        loader's second thread, under the same rules as `write_chunks`)."""
         ...
 
     def delete_document(self, corpus_id: int, document_id: int) -> None:

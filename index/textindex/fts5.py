@@ -7,10 +7,11 @@ document's title and path words, and the fts5vocab tables count terms.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -94,23 +95,33 @@ class Fts5TextIndex:
         )
 
     def write_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> None:
-        """One statement a table: SQLite releases the GIL for a whole statement, so the loader
-        parses the next batch meanwhile."""
+        self.stage_chunks(corpus_id, rows)()
+
+    def stage_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> Callable[[], None]:
+        """The rows as one JSON payload now (on the calling thread), the statements later:
+        the write takes the GIL only to start and to end (SQLite releases it for a whole
+        statement), so the loader's second thread spends its time in SQLite alone."""
         if not rows:
-            return
-        _insert_rows(
+            return lambda: None
+        insert = _rows_insert(
             self.db,
             "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [(r.chunk_id, r.title, r.section, r.symbol, r.body, r.parts) for r in rows],
         )
-        # The same text again, for the exact index: read back from the table just written (a
-        # copy inside SQLite) rather than parsed from JSON a second time.
-        self.db.execute(
-            "INSERT INTO chunks_exact (rowid, body) "
-            "SELECT rowid, body FROM chunks_fts WHERE rowid BETWEEN ? AND ?",
-            (rows[0].chunk_id, rows[-1].chunk_id),
-        )
+        first, last = rows[0].chunk_id, rows[-1].chunk_id
+
+        def write() -> None:
+            insert()
+            # The same text again, for the exact index: read back from the table just written
+            # (a copy inside SQLite) rather than parsed from JSON a second time.
+            self.db.execute(
+                "INSERT INTO chunks_exact (rowid, body) "
+                "SELECT rowid, body FROM chunks_fts WHERE rowid BETWEEN ? AND ?",
+                (first, last),
+            )
+
+        return write
 
     def delete_document(self, corpus_id: int, document_id: int) -> None:
         rows = self.db.execute(
@@ -209,16 +220,16 @@ def marked_spans(rows: Iterable[tuple[int, str, str]]) -> dict[int, tuple[list[s
     }
 
 
-def _insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+def _rows_insert(
+    db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]
+) -> Callable[[], object]:
     """`executemany(sql, rows)` as one statement over the rows as a JSON array, which SQLite
-    runs without the GIL (see the loader's `_BatchWriter`). A row holding a NUL goes row by row:
-    SQLite's JSON ends a string at its first NUL, and a bound parameter does not."""
-    if not rows:
-        return
+    runs without the GIL (see the loader's `_BatchWriter`); the array is made now, the statement
+    runs when the result is called. A row holding a NUL goes row by row: SQLite's JSON ends a
+    string at its first NUL, and a bound parameter does not."""
     payload = orjson.dumps(rows)
     if b"\\u0000" in payload:
-        db.executemany(sql, rows)
-        return
+        return functools.partial(db.executemany, sql, rows)
     head, _, values = sql.partition(" VALUES ")
     columns = ", ".join(f"value ->> {i}" for i in range(values.count("?")))
-    db.execute(f"{head} SELECT {columns} FROM json_each(?)", (payload,))
+    return functools.partial(db.execute, f"{head} SELECT {columns} FROM json_each(?)", (payload,))

@@ -29,8 +29,9 @@ not SQL aggregation per posting).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -434,6 +435,10 @@ class PostgresTextIndex:
             copy.set_types(["int8", "text", "text"])
             for r in rows:
                 copy.write_row((r.document_id, _text(r.title or ""), _text(r.path or "")))
+
+    def stage_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> Callable[[], None]:
+        # Tokenizing reads the term table first (`_fold_terms`): all of it is the write.
+        return functools.partial(self.write_chunks, corpus_id, rows)
 
     def write_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> None:
         if not rows:
