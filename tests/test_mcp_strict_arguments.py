@@ -58,11 +58,10 @@ def _required(schema: dict[str, Any]) -> dict[str, Any]:
 def _wrong_values(schema: dict[str, Any]) -> list[tuple[str, Any]]:
     cases = []
     for name, prop in schema["properties"].items():
-        types = _types(prop)
+        types, required = _types(prop), name in schema.get("required", [])
         for kind, values in WRONG.items():
             if kind in types:
-                cases.extend((name, v) for v in values if not _fits(v, types, name in
-                                                                       schema.get("required", [])))  # fmt: skip
+                cases.extend((name, v) for v in values if not _fits(v, types, required))
     return cases
 
 

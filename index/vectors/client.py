@@ -224,8 +224,9 @@ def answered_vectors(data: Any, expected: int) -> list[list[float]]:
         raise _bad(f"index {_shown(odd)} is not one of 0..{expected - 1}")
     twice = sorted({i for i in indexes if indexes.count(i) > 1})
     if twice:
-        raise _bad(f"index {twice[0]} comes {indexes.count(twice[0])} times (and "
-                   f"{len(twice) - 1} more repeat): vectors would go to the wrong texts")  # fmt: skip
+        times = indexes.count(twice[0])
+        raise _bad(f"index {twice[0]} comes {times} times ({len(twice)} repeated): "
+                   "vectors would go to the wrong texts")  # fmt: skip
     vectors: list[list[float]] = [[] for _ in range(expected)]
     for index, item in zip(indexes, data, strict=True):
         values = item.get("embedding")
