@@ -4,7 +4,9 @@ The password never travels on the command line (it would sit in shell history an
 a URL that holds one is refused. It comes from an environment variable the user names in the
 URL's `password_env` parameter (`postgresql://app@db:5432/docs?password_env=DOCS_PG_PASSWORD`),
 else from libpq's own sources (PGPASSWORD, ~/.pgpass). What is shown (errors, `doctor`,
-`stats`) is the URL without any password.
+`stats`) is the URL without any password. Two more parameters are ours, not libpq's:
+`vectors=halfvec` (the HNSW index on half-precision vectors) and `build_memory=2GB` (the most
+the HNSW build may take; `index.postgres.vectors.build_memory`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
+from flatten.errors import UsageError
 from index.errors import StoreError
 
 SCHEMES = ("postgresql://", "postgres://")
@@ -21,6 +24,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # a scheme: a URL, not a fold
 PASSWORD_PARAM = "password_env"
 VECTORS_PARAM = "vectors"  # `halfvec`: the HNSW index on half-precision vectors
 VECTOR_TYPES = ("vector", "halfvec")
+BUILD_MEMORY_PARAM = "build_memory"  # the most an HNSW build may take (`2GB`)
 
 
 class StoreURLError(StoreError):
@@ -56,6 +60,7 @@ class StoreURL:
     password_env: str | None  # the variable named for the password, if any
     shown: str  # the URL as messages print it (no password, ever)
     vectors: str = "vector"  # what the HNSW index is built on (`VECTOR_TYPES`)
+    build_memory: int | None = None  # bytes; None: index.postgres.vectors decides
 
     def password(self) -> str | None:
         """The password from the named variable; a named variable that is unset is an error
@@ -122,11 +127,30 @@ def parse(url: str) -> StoreURL:
             + " or ".join(VECTOR_TYPES),
             reason="bad-store-url",
         )
-    ours = (PASSWORD_PARAM, VECTORS_PARAM)
+    memory = [value for key, value in query if key == BUILD_MEMORY_PARAM]
+    build_memory = _size(printed, memory[-1]) if memory else None
+    ours = (PASSWORD_PARAM, VECTORS_PARAM, BUILD_MEMORY_PARAM)
     rest = [(key, value) for key, value in query if key not in ours]
     conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
     return StoreURL(conninfo=conninfo, password_env=names[-1] if names else None, shown=printed,
-                    vectors=kinds[-1])  # fmt: skip
+                    vectors=kinds[-1], build_memory=build_memory)  # fmt: skip
+
+
+def _size(printed: str, text: str) -> int:
+    """`build_memory=`'s value in bytes (`2GB`, `512MiB`), at least PostgreSQL's 1 MB floor."""
+    from flatten.config import parse_size
+
+    try:
+        size = parse_size(text)
+    except UsageError:
+        size = 0
+    if size < 1 << 20:
+        raise StoreURLError(
+            f"the store URL {printed} asks for {BUILD_MEMORY_PARAM}={text}: give a size of 1MB "
+            "or more (512MB, 2GB)",
+            reason="bad-store-url",
+        )
+    return size
 
 
 def _hidden_password(url: str, parts: SplitResult) -> bool:
