@@ -36,7 +36,7 @@ WORDS = {
 
 @pytest.mark.parametrize(("url", "reason"), REFUSED)
 @pytest.mark.parametrize("command", [["index", "fixtures/docs-tree"], ["search", "install"],
-                                     ["stats"], ["doctor"]])  # fmt: skip
+                                     ["stats"], ["doctor"], ["mcp"]])  # fmt: skip
 def test_a_store_url_that_cannot_be_used_is_a_usage_error_that_hides_the_password(
     tmp_path, url, reason, command
 ):

@@ -101,8 +101,11 @@ def mcp_command(
     """Serve the index read-only over MCP (stdio by default) for agents and IDEs."""
     from index.agent import Knowledge
     from index.citations import parse_rules
+    from index.postgres.url import check
+    from index.store import store_target
 
     names = tool_names(tools)
+    check(store_target(store_dir))  # a store URL no call could use: exit 2 now, not per call
     settings = read_config(config)
     knowledge = Knowledge(
         store_dir,

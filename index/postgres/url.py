@@ -39,6 +39,15 @@ def is_postgres(store: object) -> bool:
     return isinstance(store, str) and store.lower().startswith(SCHEMES)
 
 
+def check(store: object) -> None:
+    """`StoreURLError` for a --store value no command can use (see `refuse_other_urls` and
+    `parse`); nothing for a folder or a usable URL. For a command that would otherwise find out
+    late (a server answering every call with the same refusal)."""
+    refuse_other_urls(store)
+    if is_postgres(store):
+        parse(str(store))
+
+
 def refuse_other_urls(store: object) -> None:
     """`StoreURLError` for a --store value that is a URL of another kind (`sqlite://`,
     `mysql://`, `file://`...): taken for a folder, it would make a folder of that name (a
