@@ -193,6 +193,14 @@ class _Crawler:
         self.report = report
         self.queue: deque[tuple[str, int]] = deque()
         self.seen: set[str] = set()
+        # A URL's depth is the fewest links from the seed, whichever fetch finishes first: a
+        # page reached by a slow path after a fast, longer one is taken at the shorter depth
+        # (a depth-skipped page is queued after all; a fetched one's links move nearer too),
+        # so the pages within --max-depth are the same set on every run (a load removes the
+        # rest: the depth bound is the crawl's scope, not a cut).
+        self.depth: dict[str, int] = {}
+        self.too_deep: set[str] = set()  # skipped for depth, until reached at a smaller one
+        self.followed: dict[str, list[str]] = {}  # a fetched page's links, by its queued URL
         self.pages: list[Page] = []
         self.robots: Protego | None = None
         self.robots_refusal = ""  # why robots.txt disallows everything (RFC 9309: unreachable)
@@ -225,8 +233,10 @@ class _Crawler:
 
     def _enqueue(self, url: str, depth: int, *, source: str) -> None:
         if url in self.seen:
+            self._nearer(url, depth)
             return
         self.seen.add(url)
+        self.depth[url] = depth
         refusal = self._refusal(url, source)
         if refusal:
             self.report.skip(url, *refusal)
@@ -234,8 +244,23 @@ class _Crawler:
             self.report.skip(url, "type", "not HTML by its extension")
         elif depth > self.options.max_depth:
             self.report.skip(url, "depth", f"deeper than {self.options.max_depth}")
+            self.too_deep.add(url)
         else:
             self.queue.append((url, depth))
+
+    def _nearer(self, url: str, depth: int) -> None:
+        """`url`, seen before, found again `depth` links from the seed: if that is nearer,
+        a depth skip is undone, and a fetched page's links are one step nearer too."""
+        if depth >= self.depth.get(url, depth):
+            return
+        self.depth[url] = depth  # a queued URL is visited at its least depth (`_worker`)
+        if url in self.too_deep and depth <= self.options.max_depth:
+            self.too_deep.discard(url)
+            self.report.skipped = [s for s in self.report.skipped
+                                   if not (s[0] == url and s[1] == "depth")]  # fmt: skip
+            self.queue.append((url, depth))
+        for link in self.followed.get(url, ()):
+            self._enqueue(link, depth + 1, source=url)
 
     def _refusal(self, url: str, source: str) -> tuple[str, str] | None:
         """(reason, detail) when scope or robots.txt forbids `url` (a normal URL), else None."""
@@ -267,6 +292,7 @@ class _Crawler:
                     self.changed.notify_all()
                     return
                 url, depth = self.queue.popleft()
+                depth = min(depth, self.depth.get(url, depth))
                 self.started += 1
                 self.active += 1
             try:
@@ -297,6 +323,8 @@ class _Crawler:
             self.report.skip(final_url, "unextractable", f"{type(exc).__name__}: {exc}"[:200])
             return
         self.report.fetched += 1
+        depth = min(depth, self.depth.get(url, depth))  # found nearer while it was fetched
+        self.followed[url] = page.links
         for link in page.links:
             self._enqueue(link, depth + 1, source=final_url)
         if page.generated:

@@ -567,7 +567,8 @@ def read_provenance(pairs: list[tuple[bytes, bytes]]) -> tuple[Any, ...]:
 
 # A piped stream is framed: the writer ends it with one mark line, which is clearly not a
 # record, so a reader can tell a complete snapshot from one cut short or failed midway. A file
-# written with -o is atomic and carries no mark.
+# written with -o is atomic and carries no mark, but for a partial run's (a crawl cut by a
+# bound): its closing mark says `partial`, so loading the file later removes nothing.
 MARK_KEY = "docsFlatten"
 MARK_PREFIX = b'{"' + MARK_KEY.encode() + b'":'
 

@@ -128,6 +128,13 @@ class RunReport:
                     f"crawl: PARTIAL ({self.partial['reason']}: "
                     f"{self.partial['detail']}): loads add and update, remove nothing"
                 )
+            elif deeper := self.crawl["skippedByReason"].get("depth", 0):
+                # Not partial: the depth bound is the crawl's scope, as --scope is. Said, since
+                # a load then removes the pages an earlier, deeper crawl indexed.
+                lines.append(
+                    f"crawl: {deeper:,} linked pages past --max-depth not fetched: a load "
+                    "removes pages indexed from deeper (raise --max-depth to keep them)"
+                )
 
             if self.crawl.get("scopeHint"):
                 refused = self.crawl["skippedByReason"].get("scope", 0)

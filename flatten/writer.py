@@ -255,9 +255,10 @@ def write_jsonl(
 
     `marked`: when the output is a pipe or socket, end the stream with the closing mark (or, if
     the run fails, an error mark; see flatten.record), so `index -` can tell a complete snapshot
-    from a cut one. A file is atomic already and gets no mark. `partial`, asked once the records
-    are written: why the run saw its source only in part, if it did; the closing mark says so,
-    and `index -` then removes nothing."""
+    from a cut one. A file is atomic already and gets no mark, unless the run was partial.
+    `partial`, asked once the records are written: why the run saw its source only in part, if
+    it did; the closing mark says so (on a file too, `marked` being set: the file's only mark),
+    and `index` then removes nothing."""
     if output is None:
         return _write(records, Sink(sys.stdout.buffer, "stdout"), to_dict, marked, partial)
     with OutputFile(output) as sink:
@@ -271,7 +272,7 @@ def _write(
     marked: bool,
     partial: Callable[[], str | None] = lambda: None,
 ) -> int:
-    marked = marked and _is_stream(sink.handle)
+    framed = marked and _is_stream(sink.handle)  # a pipe: a mark whatever happens
     count = 0
     try:
         for record in records:
@@ -284,14 +285,17 @@ def _write(
     except BrokenPipeError:
         raise  # the reader went away: nobody to tell
     except BaseException as exc:
-        if marked:  # best effort: the run's own error is the one that matters
+        if framed:  # best effort: the run's own error is the one that matters
             reason = exc.reason if isinstance(exc, FlattenError) else type(exc).__name__
             with contextlib.suppress(OSError, OutputError):
                 sink.write(json_line(error_mark(reason)))
                 sink.flush()
         raise
-    if marked:
-        sink.write(json_line(end_mark(count, partial())))
+    # A file of a partial run (a crawl cut by a bound) carries the closing mark too: loaded
+    # later with `index FILE`, it must add and update only, as it would have through a pipe.
+    why = partial() if marked else None
+    if framed or why is not None:
+        sink.write(json_line(end_mark(count, why)))
     sink.flush()
     return count
 

@@ -16,6 +16,7 @@ import re2
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
 from flatten.record import split_id
+from flatten.userinfo import strip_credentials
 from index.citations import CitationRule, Origin, cite
 from index.errors import QueryError
 from index.lexical import stem
@@ -394,10 +395,8 @@ def _card_origin(store: Store, corpus: dict[str, Any]) -> str:
     ).fetchone()
     if page is None:
         return "local files"
-    parts = urlsplit(page[0])
-    host = parts.hostname or ""  # never the user or password a URL may carry
-    port = f":{parts.port}" if parts.port else ""
-    return f"the site {parts.scheme}://{host}{port}/" if host else "a site"
+    parts = urlsplit(strip_credentials(page[0]))  # the one rule for credentials in URLs
+    return f"the site {parts.scheme}://{parts.netloc}/" if parts.netloc else "a site"
 
 
 def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:

@@ -147,13 +147,15 @@ def diagnose(store: str | None, embedding: EmbeddingConfig | None) -> Diagnosis:
 def check_store(target: str | os.PathLike[str] | None = None) -> StoreHealth:
     """The health of the store at `target` (as `Store.open` takes it); never raises for what
     is wrong with the store: that is a finding."""
-    from index.postgres.url import is_postgres, shown
+    from index.postgres.url import StoreURLError, is_postgres, shown
 
     where = store_target(target)
     health = StoreHealth(shown(str(where)) if is_postgres(where) else str(store_dir(target)), None)
     _set_this_schema(health)
     try:
         opened = Store.open(target, readonly=True, busy_timeout=CHECK_WAIT)
+    except StoreURLError:
+        raise  # not the store's state: the command line's fault (a usage error)
     except StoreError as exc:
         _refused(health, exc)
         return health

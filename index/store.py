@@ -24,7 +24,7 @@ from pathlib import Path
 
 from flatten import __version__
 from index.errors import StoreError
-from index.postgres.url import is_postgres
+from index.postgres.url import is_postgres, refuse_other_urls
 from index.schema import latest, migrate, missing, newer, read_as_if_current
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
@@ -96,6 +96,7 @@ class Store:
         """The store at a folder, or on a PostgreSQL server when `store` (or the environment
         variable) is a `postgresql://` URL: same interface, same semantics."""
         target = store_target(store)
+        refuse_other_urls(target)
         if is_postgres(target):
             from index.postgres.store import PostgresStore
 

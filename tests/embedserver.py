@@ -45,6 +45,8 @@ class EmbeddingServer(Responder):
     embedder: ClassVar[Callable[[list[str], int], list[list[float]]] | None] = None
     # Requests still being answered: one a client gave up on (a timeout test) sleeps on and
     # would take the next test's injected failure, as the state is the class's.
+    # The answer's `data` items -> what is sent instead (a server answering badly)
+    reshape: ClassVar[Callable[[list[dict]], object] | None] = None
     answering: ClassVar[int] = 0
     _answering_lock = threading.Lock()
     # Set by reset(): a delayed answer still sleeping ends at once and answers nothing (its
@@ -60,7 +62,7 @@ class EmbeddingServer(Responder):
         cls._released = threading.Event()
         cls.dimension, cls.delay, cls.api_key, cls.reject = 64, 0.0, None, None
         cls.fail_next, cls.requests, cls.embedder, cls.fail_at = [], [], None, {}
-        cls.busy_seconds = 0.0
+        cls.busy_seconds, cls.reshape = 0.0, None
 
     def setup(self) -> None:
         super().setup()
@@ -104,6 +106,8 @@ class EmbeddingServer(Responder):
         vectors = (embedder(inputs, self.dimension) if embedder
                    else [embed(t, self.dimension) for t in inputs])  # fmt: skip
         data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        if type(self).reshape is not None:
+            data = type(self).reshape(data)
         self._answer(200, {"object": "list", "data": data, "model": payload.get("model")})
 
     def do_GET(self) -> None:

@@ -139,3 +139,23 @@ def test_a_partial_crawl_piped_into_index_removes_nothing(site, tmp_path):
     assert summary["partial"]["reason"] == "truncated"
     again = piped()
     assert json.loads(again.stdout)["partial"] is None
+
+
+def test_a_partial_crawl_written_to_a_file_and_loaded_later_removes_nothing(site, tmp_path):
+    # flatten -o FILE, then index FILE: the file carries the crawl's word that it is partial.
+    store, cut = tmp_path / "store", tmp_path / "cut.jsonl"
+
+    def load(path) -> dict:
+        result = run_cli("index", path, "--corpus", "site", "--store", store, "--json")
+        assert result.code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    whole = tmp_path / "whole.jsonl"
+    assert run_cli("flatten", "--url", site, "--no-sitemap", "-o", whole, "-q").code == 0
+    assert load(whole)["load"]["added"] == 7
+    made = run_cli("flatten", "--url", site, "--no-sitemap", "--max-pages", "3", "-o", cut, "-q")
+    assert made.code == 0, made.stderr
+    summary = load(cut)
+    assert summary["partial"]["reason"] == "truncated"
+    assert summary["load"]["removed"] == 0
+    assert load(whole)["partial"] is None  # a whole crawl's file is still a snapshot

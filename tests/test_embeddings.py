@@ -6,12 +6,20 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from index.errors import ConfigError
-from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError, doctor
+from index.vectors.client import (
+    EmbeddingClient,
+    EmbeddingConfig,
+    EmbeddingError,
+    answered_vectors,
+    doctor,
+)
 from index.vectors.template import SliceText
 from tests.conftest import assert_clean_failure, run_cli
-from tests.embedserver import EmbeddingServer
+from tests.embedserver import EmbeddingServer, embed
 from tests.sites import serve
 
 
@@ -116,3 +124,69 @@ def test_non_finite_vectors_are_a_bad_response(server):
     with EmbeddingClient(config(server)) as client, pytest.raises(EmbeddingError) as err:
         client.embed(["a"])
     assert err.value.reason == "bad-response" and "NaN" in err.value.message
+
+
+def _indexes(*values: object):
+    def reshape(data: list[dict]) -> list[dict]:
+        return [{**item, "index": value} for item, value in zip(data, values, strict=True)]
+
+    return reshape
+
+
+def _without_index(data: list[dict]) -> list[dict]:
+    return [{k: v for k, v in item.items() if k != "index"} for item in data]
+
+
+# (how the server's answer is changed, words the error must hold)
+BAD_ANSWERS = [
+    (_indexes(0, 0, 2), "index 0 comes 2 times"),
+    (_indexes(0, 2, 2), "index 2 comes 2 times"),
+    (_indexes(0, 1, 3), "index 3 is not one of 0..2"),
+    (_indexes(-1, 1, 2), "index -1 is not one of 0..2"),
+    (_indexes(0, True, 2), "index true is not one of 0..2"),
+    (_indexes(0, "1", 2), 'index "1" is not one of 0..2'),
+    (lambda data: [data[0], _without_index(data)[1], data[2]], "index null is not one of"),
+    (lambda data: data[:2], "asked for 3 vectors, got 2"),
+    (lambda data: [*data, data[0]], "asked for 3 vectors, got 4"),
+    (lambda data: [data[0], {**data[1], "embedding": data[1]["embedding"][:-1]}, data[2]],
+     "different dimensions (63, 64)"),
+    (lambda data: [{**data[0], "embedding": []}, data[1], data[2]], "not a list of numbers"),
+    (lambda data: [{**data[0], "embedding": ["0.5"] * 64}, data[1], data[2]],
+     "something other than numbers"),
+    (lambda data: [{**data[0], "embedding": [True] * 64}, data[1], data[2]],
+     "something other than numbers"),
+    (lambda data: [data[0], {**data[1], "embedding": [1e309] * 64}, data[2]], "infinite"),
+    (lambda data: {"0": data[0]}, "not a list of objects"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reshape", "words"), BAD_ANSWERS)
+def test_an_answer_that_would_misplace_or_garble_vectors_is_a_named_error(server, reshape, words):
+    EmbeddingServer.reshape = reshape
+    with EmbeddingClient(config(server)) as client, pytest.raises(EmbeddingError) as err:
+        client.embed(["alpha", "beta", "gamma"])
+    assert err.value.reason == "bad-response"
+    assert "answered badly" in err.value.message and words in err.value.message
+
+
+def test_vectors_are_placed_by_index_whatever_the_answers_order(server):
+    EmbeddingServer.reshape = lambda data: list(reversed(data))
+    texts = ["alpha", "beta", "gamma"]
+    with EmbeddingClient(config(server)) as client:
+        assert client.embed(texts) == [embed(t, 64) for t in texts]
+    EmbeddingServer.reshape = _without_index  # no index at all: the answer's order
+    with EmbeddingClient(config(server)) as client:
+        assert client.embed(texts) == [embed(t, 64) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(indexes=st.lists(st.integers(min_value=-2, max_value=6), min_size=4, max_size=4))
+def test_only_a_permutation_of_the_batch_is_taken(indexes):
+    data = [{"index": i, "embedding": [float(n), 1.0]} for n, i in enumerate(indexes)]
+    if sorted(indexes) == [0, 1, 2, 3]:
+        vectors = answered_vectors(data, 4)
+        assert all(vectors[i] == [float(n), 1.0] for n, i in enumerate(indexes))
+    else:
+        with pytest.raises(EmbeddingError) as err:
+            answered_vectors(data, 4)
+        assert err.value.reason == "bad-response"

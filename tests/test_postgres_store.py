@@ -125,7 +125,7 @@ def test_the_cli_names_an_unreachable_store_and_a_password_in_the_url_without_ec
     down = run_cli("search", "x", "--store", f"postgresql://app@127.0.0.1:{port}/docs")
     assert_clean_failure(down, 1, "cannot connect to the store", f"127.0.0.1:{port}/docs")
     leaked = run_cli("stats", "--store", "postgresql://app:hunter2@127.0.0.1:5/docs")
-    assert_clean_failure(leaked, 1, "holds a password", "password_env=")
+    assert_clean_failure(leaked, 2, "holds a password", "password_env=")
     assert "hunter2" not in leaked.stdout + leaked.stderr
 
 

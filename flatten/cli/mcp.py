@@ -10,6 +10,7 @@ reader, and every hit carries the document's `path`).
 # `build_server` (the SDK and pydantic load only when a server starts, not with every command),
 # and the SDK reads them from the functions, so they must be real objects, not strings.
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -100,8 +101,11 @@ def mcp_command(
     """Serve the index read-only over MCP (stdio by default) for agents and IDEs."""
     from index.agent import Knowledge
     from index.citations import parse_rules
+    from index.postgres.url import check
+    from index.store import store_target
 
     names = tool_names(tools)
+    check(store_target(store_dir))  # a store URL no call could use: exit 2 now, not per call
     settings = read_config(config)
     knowledge = Knowledge(
         store_dir,
@@ -128,9 +132,14 @@ def tool_names(spec: str | None) -> list[str]:
 
 def build_server(knowledge: "Knowledge", tools: list[str]) -> "MCPServer":
     from mcp_types import ToolAnnotations
-    from pydantic import Field
+    from pydantic import Field as LaxField
 
     from index.agent import MAX_TOP_K
+
+    # Every argument is validated strictly: pydantic's lax mode would take `true` for a number
+    # (as 1) and "5" for 5, so a client's mistake would run a search it did not mean. A value
+    # of the wrong JSON type is refused, naming the argument (`_server_class`).
+    Field = functools.partial(LaxField, strict=True)
 
     Query = Annotated[str, Field(description="What to look for, in words or as a question.")]
     Corpus = Annotated[
@@ -259,7 +268,8 @@ def _server_class() -> type["MCPServer"]:
                 except ToolError as exc:
                     if not isinstance(exc.__cause__, ValidationError):
                         raise
-                    problem = explain(name, schema, exc.__cause__.errors(include_url=False))
+                    problem = explain(name, schema, exc.__cause__.errors(include_url=False),
+                                      arguments)  # fmt: skip
             answer = clean_json({"status": "bad_argument", "message": problem})
             return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
                                   is_error=True)  # fmt: skip

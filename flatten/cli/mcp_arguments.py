@@ -38,8 +38,16 @@ def without_nulls(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> di
     return {k: v for k, v in arguments.items() if v is not None or k in required}
 
 
-def explain(tool: str, schema: Mapping[str, Any], errors: Sequence[Mapping[str, Any]]) -> str:
-    """One sentence for each argument the validator rejected, saying what it accepts."""
+def explain(
+    tool: str,
+    schema: Mapping[str, Any],
+    errors: Sequence[Mapping[str, Any]],
+    arguments: Mapping[str, Any] | None = None,
+) -> str:
+    """One sentence for each argument the validator rejected, saying what it accepts and
+    echoing the value as sent (`arguments`; the validator's input is only the faulty item of
+    a list)."""
+    sent = arguments or {}
     properties = schema.get("properties", {})
     sentences: dict[str, str] = {}
     for error in errors:
@@ -52,7 +60,8 @@ def explain(tool: str, schema: Mapping[str, Any], errors: Sequence[Mapping[str, 
             sentences[name] = f"{tool} needs {name}: {_described(properties[name])}."
         else:
             wanted = accepted(properties[name])
-            sentences[name] = f"{name} must be {wanted}, not {_shown(error.get('input'))}."
+            value = sent[name] if name in sent else error.get("input")
+            sentences[name] = f"{name} must be {wanted}, not {_shown(value)}."
     return " ".join(sentences.values())
 
 
@@ -70,6 +79,9 @@ def _kind(prop: Mapping[str, Any]) -> str:
         if low is not None:
             return f"a whole number, {low} or more"
         return "a whole number"
+    if kind == "array":
+        items = prop.get("items", {})
+        return f"a list of {_kind(items)[2:]}s" if items.get("type") == "string" else "a list"
     words = {"string": "a string", "boolean": "true or false", "null": "null"}
     return words.get(str(kind), f"a JSON {kind}")
 

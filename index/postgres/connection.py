@@ -82,6 +82,7 @@ class Connection:
     """sqlite3.Connection's interface over a psycopg connection in autocommit mode."""
 
     vector_type = "vector"  # the store URL's `vectors=` (index.postgres.vectors)
+    build_memory: int | None = None  # the store URL's `build_memory=`, in bytes
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw

@@ -67,6 +67,7 @@ class PostgresStore:
         raw = _connect(parsed, readonly)
         connection = Connection(raw)
         connection.vector_type = parsed.vectors  # what a new HNSW index is built on
+        connection.build_memory = parsed.build_memory  # and the most its build may take
         store = cls(connection, parsed, readonly, busy_timeout)
         store.build_hint = build_hint
         try:

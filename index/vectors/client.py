@@ -8,6 +8,7 @@ within limits; anything else fails with a named reason.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -199,20 +200,61 @@ class EmbeddingClient:
 def _vectors(response: httpx.Response, expected: int) -> list[list[float]]:
     try:
         data = response.json()["data"]
-        ordered = sorted(data, key=lambda item: item.get("index", 0))
-        vectors = [[float(x) for x in item["embedding"]] for item in ordered]
     except (ValueError, KeyError, TypeError) as exc:
         raise EmbeddingError("the embeddings answer is not in the OpenAI format",
                              reason="bad-response") from exc  # fmt: skip
+    return answered_vectors(data, expected)
+
+
+def answered_vectors(data: Any, expected: int) -> list[list[float]]:
+    """The vectors of an answer's `data` for a batch of `expected` inputs, in input order, or
+    `EmbeddingError` (reason `bad-response`) naming what is wrong: a vector is only ever stored
+    for the text it was asked for, so an answer whose `index` values repeat, miss one or fall
+    out of range is refused, never sorted into place. Items without `index` at all are taken
+    in order (some servers leave it out); a mix of both is refused."""
+    if type(data) is not list or not all(type(item) is dict for item in data):
+        raise _bad("its `data` is not a list of objects")
+    if len(data) != expected:
+        raise _bad(f"asked for {expected} vectors, got {len(data)}")
+    indexes = [item.get("index") for item in data]
+    if all(i is None for i in indexes):
+        indexes = list(range(expected))
+    odd = next((i for i in indexes if type(i) is not int or not 0 <= i < expected), _NONE)
+    if odd is not _NONE:
+        raise _bad(f"index {_shown(odd)} is not one of 0..{expected - 1}")
+    twice = sorted({i for i in indexes if indexes.count(i) > 1})
+    if twice:
+        times = indexes.count(twice[0])
+        raise _bad(f"index {twice[0]} comes {times} times ({len(twice)} repeated): "
+                   "vectors would go to the wrong texts")  # fmt: skip
+    vectors: list[list[float]] = [[] for _ in range(expected)]
+    for index, item in zip(indexes, data, strict=True):
+        values = item.get("embedding")
+        if type(values) is not list or not values:
+            raise _bad(f"the vector at index {index} is not a list of numbers")
+        if not all(type(x) in (int, float) for x in values):
+            raise _bad(f"the vector at index {index} holds something other than numbers")
+        vectors[index] = [float(x) for x in values]
     if not all(math.isfinite(x) for v in vectors for x in v):
-        raise EmbeddingError("the embeddings answer holds NaN or infinite values",
-                             reason="bad-response")  # fmt: skip
-    if len(vectors) != expected or len({len(v) for v in vectors}) > 1:
-        raise EmbeddingError(
-            f"asked for {expected} vectors, got {len(vectors)} "
-            f"of dimensions {sorted({len(v) for v in vectors})}", reason="bad-response",
-        )  # fmt: skip
+        raise _bad("it holds NaN or infinite values")
+    dimensions = sorted({len(v) for v in vectors})
+    if len(dimensions) > 1:
+        raise _bad(f"its vectors have different dimensions ({', '.join(map(str, dimensions))})")
     return vectors
+
+
+_NONE = object()  # no odd index found (None itself is an odd one)
+
+
+def _bad(what: str) -> EmbeddingError:
+    return EmbeddingError(f"the embeddings server answered badly: {what}", reason="bad-response")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if type(value) in (int, float, str, bool) or value is None else (
+        type(value).__name__
+    )  # fmt: skip
+    return text[:40]
 
 
 @dataclass
