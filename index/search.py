@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from index.citations import CitationRule
+from index.citations import CitationRule, citation
+from index.declarations import collapse, declarations
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
@@ -32,6 +33,7 @@ from index.results import (
     Tier,
     TierUsed,
     located_fields,
+    origin_of,
 )
 from index.scope import CHUNKS, Filter, Scope, scope_filter
 from index.store import Store
@@ -219,8 +221,22 @@ def _lexical_only(
     options: SearchOptions,
 ) -> list[Hit]:
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
-    chosen = group(scored, options.top_k, options.per_doc)
+    chosen = group(_as_declarations(store, scored, options), options.top_k, options.per_doc)
     return _shown(store, scored, chosen, expression, options)
+
+
+def _as_declarations(store: Store, scored: list[Scored], options: SearchOptions) -> list[Scored]:
+    """Results are pages, and within a page declarations: each declaration the slicer cut into
+    several slices in one place, at the earliest of them that matched (index.declarations).
+    The raw list of slices (`per_doc` None) is left as it is."""
+    coded = {s.document_id for s in scored if s.symbol is not None}  # prose declares nothing
+    if options.per_doc is None or not coded:
+        return scored
+    found = declarations(store.db, coded)
+    if not found:
+        return scored
+    return collapse(scored, lambda s: s.chunk_id, found,
+                    lambda s, chunk_id: replace(s, chunk_id=chunk_id))  # fmt: skip
 
 
 def _shown(
@@ -290,11 +306,12 @@ def _fused(
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     # The fused ranking holds the lexical field scores already: only the priors again.
     scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf", located)
+    ranked = _as_declarations(store, scored, options)
     if options.rerank == "mmr":
-        grouped = group(scored, len(scored), options.per_doc)
+        grouped = group(ranked, len(ranked), options.per_doc)
         chosen = _diversified(store, vectors, grouped, options.top_k)
     else:
-        chosen = group(scored, options.top_k, options.per_doc)
+        chosen = group(ranked, options.top_k, options.per_doc)
     results = _shown(store, scored, chosen, expression, options)
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
@@ -350,20 +367,27 @@ def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions
     rows = {
         row["chunk_id"]: row
         for row in cursor.execute(
-            f"SELECT c.id AS chunk_id, {LOCATED_COLUMNS}, c.symbol AS symbol, "
+            f"SELECT c.id AS chunk_id, c.document_id AS document_id, {LOCATED_COLUMNS}, "
+            "c.symbol AS symbol, "
             f"c.kind AS kind, c.embed_key AS embed_key FROM {CHUNKS} "
             "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps([h[0] for h in hits]),),
         )
     }
+    cut = declarations(store.db, {r["document_id"] for r in rows.values() if r["symbol"]})
     results = []
     for chunk_id, score in hits:
         row = rows.get(chunk_id)
         if row is None:
             continue
+        fields = located_fields(options.rules, row)
+        if chunk_id in cut:  # one slice of a longer declaration: cite the declaration
+            whole = cut[chunk_id]
+            span = replace(origin_of(row), start_line=whole.start_line, end_line=whole.end_line)
+            fields["citation"] = citation(options.rules, span)
         results.append(
             Hit(
-                **located_fields(options.rules, row),
+                **fields,
                 score=score,
                 symbol=row["symbol"],
                 kind=row["kind"],
