@@ -4,7 +4,7 @@ cut into several slices, treated as one.
 A slice's symbol is a dotted path (`Factory.find_candidates`, `delimiter_split.append_to_line`);
 its last part is the name the slice declares, the rest only says where it sits. A question that
 names a function wants the slice that declares it, not a helper nested inside it, although both
-carry the enclosing name in their title and symbol (`own_name`, `names_declared`).
+carry the enclosing name in their title and symbol (`own_name`, `spelled`).
 
 A declaration too long for one slice is cut into runs of statements that share its symbol
 (`transform_line (part 1/2)`, `(part 2/2)`), and when it holds nested functions its signature and
@@ -37,18 +37,31 @@ def own_name(symbol: str) -> str:
     return symbol.rsplit(".", 1)[-1]
 
 
-def name_words(symbol: str) -> list[str]:
-    """The words of the name a slice declares, lowercased, split at underscores and camelCase,
-    stopwords left out (`get_retry_request` -> get retry request; `StringSplitter` -> string
-    splitter)."""
-    words = TOKEN.findall(_CAMEL.sub(" ", own_name(symbol)))
-    return [w.lower() for w in words if w.lower() not in STOPWORDS]
+def words_of(text: str) -> tuple[str, ...]:
+    """The words of a name, lowercased, split at underscores and camelCase, stopwords left out
+    (`get_retry_request` -> get retry request; `StringSplitter` -> string splitter)."""
+    words = (w.lower() for w in TOKEN.findall(_CAMEL.sub(" ", text)))
+    return tuple(w for w in words if w not in STOPWORDS)
 
 
-def names_declared(symbol: str, asked: Callable[[str], bool]) -> bool:
-    """Does the query name what this slice declares: is each word of its name `asked`?"""
-    words = name_words(symbol)
-    return bool(words) and all(asked(w) for w in words)
+def name_words(symbol: str) -> tuple[str, ...]:
+    """The words of the name a slice declares (`a.__init__` -> init)."""
+    return words_of(own_name(symbol))
+
+
+def spelled(name: tuple[str, ...], asked: dict[tuple[str, ...], set[int]]) -> set[int]:
+    """Which query words spell `name` (its words, stemmed), given what each asked word spells
+    (its words, stemmed: one for a plain word, several for an identifier): an identifier
+    spelling the whole name, else plain words spelling each of its words; empty when the name
+    is not spelled. An identifier's pieces never spell another name on their own
+    (`_iter_found_candidates` does not name `iterator`)."""
+    if not name:
+        return set()
+    if name in asked:
+        return asked[name]
+    if all((word,) in asked for word in name):
+        return set().union(*(asked[(word,)] for word in name))
+    return set()
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from index.declarations import name_words, names_declared
+from index.declarations import name_words, spelled, words_of
 from index.lexical import QueryPlan, stem
 from index.priors import asked_for, prior_of
 from index.results import Ranking
@@ -78,29 +78,28 @@ def field_scores(
     }
 
 
-def named_by(planned: QueryPlan) -> dict[str, set[int]]:
-    """The stems the user's own words spell (their forms' words), each with the query words
-    (`planned.terms` indexes) that spell it."""
-    out: dict[str, set[int]] = {}
+def named_by(planned: QueryPlan) -> dict[tuple[str, ...], set[int]]:
+    """What the user's own words spell, as `index.declarations.spelled` reads it: each form's
+    words, stemmed, with the query words (`planned.terms` indexes) that spell them."""
+    out: dict[tuple[str, ...], set[int]] = {}
     for n, term in enumerate(planned.terms):
         if term.implied:  # a guess at the topic, never a name the user gave
             continue
         for form in term.forms:
-            for word in TOKEN.findall(form.lower()):
-                out.setdefault(stem(word), set()).add(n)
+            if words := words_of(form):
+                out.setdefault(tuple(stem(w) for w in words), set()).add(n)
     return out
 
 
-def declared_score(planned: QueryPlan, names: dict[str, set[int]], symbol: str) -> float:
-    """What the query's naming of the slice's declaration is worth: when its words spell every
-    word of the name the slice declares (not an enclosing one: a helper nested in the function
-    asked for carries that function's name too), the IDFs of the query words that spell it, as
-    a title's words count (BM25F); else 0. A question names a function to find where it is
-    declared."""
-    if not names_declared(symbol, lambda word: stem(word) in names):
-        return 0.0
-    spelling = set().union(*(names[stem(w)] for w in name_words(symbol)))
-    return sum(planned.terms[n].idf for n in spelling)
+def declared_score(
+    planned: QueryPlan, asked: dict[tuple[str, ...], set[int]], symbol: str
+) -> float:
+    """What the query's naming of the slice's declaration is worth: when it spells the name the
+    slice declares (not an enclosing one: a helper nested in the function asked for carries that
+    function's name too), the IDFs of the query words that spell it, as a title's words count
+    (BM25F); else 0. A question names a function to find where it is declared."""
+    name = tuple(stem(w) for w in name_words(symbol))
+    return sum(planned.terms[n].idf for n in spelled(name, asked))
 
 
 def _key(text: str) -> str:

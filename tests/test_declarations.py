@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from index.declarations import Declaration, _Row, name_words, split_declarations
+from index.declarations import Declaration, _Row, name_words, spelled, split_declarations
 from index.loader import load_records
 from index.search import SearchOptions, search
 from index.store import Store
@@ -123,9 +123,16 @@ def test_a_question_naming_a_function_lands_on_it_not_on_a_helper_nested_in_it(t
 
 
 def test_a_function_is_named_by_a_question_that_says_its_words():
-    assert name_words("Factory.get_installation_error") == ["get", "installation", "error"]
-    assert name_words("StringSplitter") == ["string", "splitter"]
-    assert name_words("a.__init__") == ["init"]
+    assert name_words("Factory.get_installation_error") == ("get", "installation", "error")
+    assert name_words("StringSplitter") == ("string", "splitter")
+    assert name_words("a.__init__") == ("init",)
+    asked = {("split",): {0}, ("delimit",): {1}, ("iter", "found", "candid"): {2}}
+    assert spelled(("delimit", "split"), asked) == {0, 1}  # plain words, any order
+    assert spelled(("iter", "found", "candid"), asked) == {2}  # the identifier, whole
+    # An identifier's pieces do not name something else: `_iter_found_candidates` is not a
+    # question about `iterator` (stem iter).
+    assert spelled(("iter",), asked) == set()
+    assert spelled(("split", "line"), asked) == set()  # every word of the name, or none
 
 
 def test_a_split_function_is_shown_once_at_its_signature_and_cited_whole(tmp_path):
