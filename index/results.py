@@ -123,6 +123,9 @@ class Hit(Located):
     other_matches: int | None = field(default=None, metadata=_OPTIONAL)
     other_anchors: list[str] | None = field(default=None, metadata=_OPTIONAL)
     ranking: Ranking | None = field(default=None, metadata=_OPTIONAL)  # with explain
+    # The declaration this slice is one of, when the slicer cut it into several (its citation
+    # spans the whole declaration: index.declarations).
+    declaration: str | None = field(default=None, metadata=_OPTIONAL)
     chunk_id: int = field(default=0, metadata=_INTERNAL)  # the store's row id, never shown
     embed_key: str | None = field(default=None, metadata=_INTERNAL)  # its vector's key
 

@@ -381,13 +381,14 @@ def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions
         if row is None:
             continue
         fields = located_fields(options.rules, row)
-        if chunk_id in cut:  # one slice of a longer declaration: cite the declaration
-            whole = cut[chunk_id]
+        whole = cut.get(chunk_id)
+        if whole is not None:  # one slice of a longer declaration: cite the declaration
             span = replace(origin_of(row), start_line=whole.start_line, end_line=whole.end_line)
             fields["citation"] = citation(options.rules, span)
         results.append(
             Hit(
                 **fields,
+                declaration=whole.symbol if whole else None,
                 score=score,
                 symbol=row["symbol"],
                 kind=row["kind"],

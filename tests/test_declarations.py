@@ -147,6 +147,7 @@ def test_a_split_function_is_shown_once_at_its_signature_and_cited_whole(tmp_pat
         hit = search(store, query).results[0]
         assert hit.title == "get_retry_request (part 1/2)"
         assert hit.citation == f"{RETRY}:35-74"
+        assert hit.declaration == "get_retry_request"
         assert hit.other_matches >= 1
         # Several hits per document: the function's parts do not take two places.
         titles = [h.title for h in search(store, query, SearchOptions(per_doc=3)).results]
