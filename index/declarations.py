@@ -77,8 +77,9 @@ class Declaration:
 
 @dataclass(frozen=True)
 class _Row:
+    ordinal: int
     chunk_id: int
-    symbol: str | None
+    symbol: str
     start_line: int | None
     end_line: int | None
 
@@ -89,8 +90,9 @@ def declarations(db: sqlite3.Connection, document_ids: Iterable[int]) -> dict[in
     if not wanted:
         return {}
     rows = db.execute(
-        "SELECT document_id, id, symbol, start_line, end_line FROM chunks "
-        "WHERE document_id IN (SELECT value FROM json_each(?)) ORDER BY document_id, ordinal",
+        "SELECT document_id, ordinal, id, symbol, start_line, end_line FROM chunks "
+        "WHERE document_id IN (SELECT value FROM json_each(?)) AND symbol IS NOT NULL "
+        "ORDER BY document_id, ordinal",
         (json.dumps(wanted),),
     ).fetchall()
     out: dict[int, Declaration] = {}
@@ -101,24 +103,28 @@ def declarations(db: sqlite3.Connection, document_ids: Iterable[int]) -> dict[in
 
 
 def split_declarations(rows: list[_Row]) -> list[Declaration]:
-    """The declarations cut into several of these slices (one document's, in order): each run
-    of slices with one symbol, with the slices of its nested members just before it (they hold
-    its signature) when there are any; a run of one slice is a declaration only with those.
+    """The declarations cut into several of these slices (one document's slices that declare
+    something, in order): each run of neighbouring slices with one symbol, with the slices of
+    its nested members just before it (they hold its signature) when there are any; a run of
+    one slice is a declaration only with those.
 
     A class is never one: its own slice (the class line, docstring) comes before its methods',
     so its methods' slices stay results of their own."""
+
+    def next_to(a: int, b: int) -> bool:  # rows a and b are neighbouring slices
+        return rows[b].ordinal - rows[a].ordinal == 1
+
     out = []
     i = 0
     while i < len(rows):
         symbol = rows[i].symbol
-        j = i
-        while j < len(rows) and symbol is not None and rows[j].symbol == symbol:
+        j = i + 1
+        while j < len(rows) and rows[j].symbol == symbol and next_to(j - 1, j):
             j += 1
-        if symbol is None or j == i:
-            i += 1
-            continue
         head = i
-        while head > 0 and (rows[head - 1].symbol or "").startswith(symbol + "."):
+        while (
+            head > 0 and next_to(head - 1, head) and rows[head - 1].symbol.startswith(symbol + ".")
+        ):
             head -= 1
         if j - head > 1:
             members = rows[head:j]

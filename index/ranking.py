@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from index.declarations import name_words, spelled, words_of
@@ -98,8 +99,13 @@ def declared_score(
     slice declares (not an enclosing one: a helper nested in the function asked for carries that
     function's name too), the IDFs of the query words that spell it, as a title's words count
     (BM25F); else 0. A question names a function to find where it is declared."""
-    name = tuple(stem(w) for w in name_words(symbol))
-    return sum(planned.terms[n].idf for n in spelled(name, asked))
+    return sum(planned.terms[n].idf for n in spelled(_name_stems(symbol), asked))
+
+
+@lru_cache(maxsize=16384)
+def _name_stems(symbol: str) -> tuple[str, ...]:
+    """The stemmed words of the name `symbol` declares (asked of every code candidate)."""
+    return tuple(stem(w) for w in name_words(symbol))
 
 
 def _key(text: str) -> str:

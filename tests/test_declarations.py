@@ -163,7 +163,9 @@ def test_a_part_cites_the_whole_declaration_from_its_signature_in_the_raw_list_t
 
 
 def _rows(*symbols: str | None) -> list[_Row]:
-    return [_Row(n, s, 10 * n, 10 * n + 9) for n, s in enumerate(symbols, start=1)]
+    """One document's slices that declare something (None: a slice that does not, left out)."""
+    numbered = enumerate(symbols, start=1)
+    return [_Row(n, n, s, 10 * n, 10 * n + 9) for n, s in numbered if s is not None]
 
 
 def test_a_declaration_is_its_runs_of_statements_with_the_helpers_that_hold_its_signature():
@@ -182,3 +184,6 @@ def test_a_class_and_its_methods_are_not_one_declaration():
     # A function whose helpers come after its first statements is not told from a class either:
     # its slice and the helpers' stay apart (the name tells which one a question means).
     assert split_declarations(_rows("delimiter_split", "delimiter_split.append_to_line")) == []
+    # Runs are neighbours: a slice between them (a comment block, top-level code) parts them.
+    assert split_declarations(_rows("f.helper", None, "f")) == []
+    assert split_declarations(_rows("f", None, "f")) == []
