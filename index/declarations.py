@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from index.text import STOPWORDS, TOKEN
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+from index.text import STOPWORDS, split_name
 
 
 def own_name(symbol: str) -> str:
@@ -40,8 +37,7 @@ def own_name(symbol: str) -> str:
 def words_of(text: str) -> tuple[str, ...]:
     """The words of a name, lowercased, split at underscores and camelCase, stopwords left out
     (`get_retry_request` -> get retry request; `StringSplitter` -> string splitter)."""
-    words = (w.lower() for w in TOKEN.findall(_CAMEL.sub(" ", text)))
-    return tuple(w for w in words if w not in STOPWORDS)
+    return tuple(w for w in split_name(text) if w not in STOPWORDS)
 
 
 def name_words(symbol: str) -> tuple[str, ...]:
