@@ -8,13 +8,18 @@ nested helpers as `outer.helper`, the outer function's signature in its first he
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from index.declarations import Declaration, _Row, name_words, spelled, split_declarations
 from index.loader import load_records
 from index.search import SearchOptions, search
 from index.store import Store
-from tests.conftest import record
+from tests.conftest import jsonl, record, run_cli
+from tests.embedserver import EmbeddingServer
+from tests.sites import serve
 
 LINEGEN = "src/black/linegen.py"
 SPLIT_FUNCTION = (
@@ -160,6 +165,27 @@ def test_a_part_cites_the_whole_declaration_from_its_signature_in_the_raw_list_t
         body = next(h for h in raw if h.title == "get_retry_request (part 2/2)")
         assert (body.start_line, body.end_line) == (57, 74)  # the slice shown is the part
         assert body.citation == f"{RETRY}:35-74"  # the reader is sent to the whole function
+
+
+@pytest.fixture
+def embeddings():
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base:
+        yield ["--base-url", base + "/v1", "--model", "hash-64"]
+
+
+def test_a_hybrid_search_shows_a_split_function_once_at_its_signature(embeddings, tmp_path):
+    store = tmp_path / "store"
+    loaded = run_cli("index", jsonl(tmp_path / "r.jsonl", _retry()), "--store", store,
+                     "--corpus", "code", *embeddings)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    query = ["search", "how do I retry a failed request", "--store", store, *embeddings]
+    result = run_cli(*query, "--per-doc", "3", "--json")
+    assert result.code == 0 and result.stderr.startswith("tier: hybrid"), result.stderr
+    hits = json.loads(result.stdout)
+    parts = [h for h in hits if h["title"].startswith("get_retry_request")]
+    assert [h["title"] for h in parts] == ["get_retry_request (part 1/2)"]
+    assert parts[0]["citation"] == f"{RETRY}:35-74"
 
 
 def _rows(*symbols: str | None) -> list[_Row]:
