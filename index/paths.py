@@ -6,10 +6,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from index.text import TOKEN
+from index.text import split_name
 
 _SEGMENT = re.compile(r"[^/\\]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Folders whose child names a language in the translated-tree layouts: MkDocs and most
 # projects' `docs/<lang>/`, Docusaurus's `i18n/<lang>/`, Hugo's `content/<lang>/`.
 LOCALE_PARENTS = frozenset({"docs", "i18n", "content"})
@@ -46,7 +45,7 @@ def path_words(source: str) -> list[str]:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
     out = []
     for segment in parts:
-        out.extend(w.lower() for w in TOKEN.findall(_CAMEL.sub(" ", segment)))
+        out.extend(split_name(segment))
     return out
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from index.declarations import name_words, spelled, words_of
 from index.lexical import QueryPlan, stem
 from index.priors import asked_for, prior_of
 from index.results import Ranking
@@ -46,6 +48,7 @@ class Scored:
     document_id: int
     score: float
     ranking: Ranking
+    symbol: str | None = None  # what the slice declares, when it is code
 
 
 def field_scores(
@@ -76,6 +79,35 @@ def field_scores(
     }
 
 
+def named_by(planned: QueryPlan) -> dict[tuple[str, ...], set[int]]:
+    """What the user's own words spell, as `index.declarations.spelled` reads it: each form's
+    words, stemmed, with the query words (`planned.terms` indexes) that spell them."""
+    out: dict[tuple[str, ...], set[int]] = {}
+    for n, term in enumerate(planned.terms):
+        if term.implied:  # a guess at the topic, never a name the user gave
+            continue
+        for form in term.forms:
+            if words := words_of(form):
+                out.setdefault(tuple(stem(w) for w in words), set()).add(n)
+    return out
+
+
+def declared_score(
+    planned: QueryPlan, asked: dict[tuple[str, ...], set[int]], symbol: str
+) -> float:
+    """What the query's naming of the slice's declaration is worth: when it spells the name the
+    slice declares (not an enclosing one: a helper nested in the function asked for carries that
+    function's name too), the IDFs of the query words that spell it, as a title's words count
+    (BM25F); else 0. A question names a function to find where it is declared."""
+    return sum(planned.terms[n].idf for n in spelled(_name_stems(symbol), asked))
+
+
+@lru_cache(maxsize=16384)
+def _name_stems(symbol: str) -> tuple[str, ...]:
+    """The stemmed words of the name `symbol` declares (asked of every code candidate)."""
+    return tuple(stem(w) for w in name_words(symbol))
+
+
 def _key(text: str) -> str:
     """A spelling reduced to compare: its words joined and stemmed (`Blue-Green` and `blue green`
     and `bluegreen` are one; `Clients` is `client`)."""
@@ -90,6 +122,7 @@ class Page:
     source: str
     weight: float  # its corpus's weight
     titled: bool  # the slice is titled with the page's title
+    symbol: str | None = None  # what the slice declares (code), as `a.b.name`
 
 
 def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
@@ -97,11 +130,12 @@ def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
     if not chunk_ids:
         return {}
     rows = db.execute(
-        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title FROM {CHUNKS} "
+        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title, c.symbol "
+        f"FROM {CHUNKS} "
         "WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(set(chunk_ids))),),
     )
-    return {row[0]: Page(row[1], row[2], row[3], bool(row[4])) for row in rows}
+    return {row[0]: Page(row[1], row[2], row[3], bool(row[4]), row[5]) for row in rows}
 
 
 def score(
@@ -124,6 +158,7 @@ def score(
     documents = sorted({located[c].document_id for c, _ in stage if c in located})
     fields = field_scores(db, planned, documents) if planned else {}
     asked = asked_for(query)
+    names = named_by(planned) if planned else {}
     out = []
     for chunk_id, stage_score in stage:
         if chunk_id not in located:
@@ -136,10 +171,12 @@ def score(
         title, path = fields.get(doc_id, (0.0, 0.0))
         # The slice titled with the page's title has that title in its own BM25 already.
         field = path if page.titled else title + path
+        named = declared_score(planned, names, page.symbol) if planned and page.symbol else 0.0
         ranking = Ranking(stage_name, stage_score, field, FIELD_WEIGHT,
-                          prior.name if prior else None, prior_weight, lifted)  # fmt: skip
-        value = (stage_score + FIELD_WEIGHT * field) * prior_weight * weight
-        out.append(Scored(chunk_id, doc_id, value, ranking))
+                          prior.name if prior else None, prior_weight, lifted,
+                          named or None)  # fmt: skip
+        value = (stage_score + FIELD_WEIGHT * (field + named)) * prior_weight * weight
+        out.append(Scored(chunk_id, doc_id, value, ranking, page.symbol))
     out.sort(key=lambda s: -s.score)
     return out
 

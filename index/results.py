@@ -87,7 +87,7 @@ _FIGURE = json_field(digits=4)
 @dataclass(frozen=True)
 class Ranking:
     """How a hit's score was made, for --explain: `score` = (`slice_score` + `field_weight` *
-    `field_score`) * `prior_weight` * the corpus's weight."""
+    (`field_score` + `name_score`)) * `prior_weight` * the corpus's weight."""
 
     stage: str  # what `slice_score` is: bm25 (lexical), rrf (hybrid), cosine (vector)
     slice_score: float = field(metadata=_FIGURE)
@@ -96,6 +96,9 @@ class Ranking:
     prior: str | None = field(default=None, metadata=_OPTIONAL)  # the kind of page its path is
     prior_weight: float = 1.0  # the prior's factor; 1.0 with none, or when the query asks
     asked: bool = False  # the query asks for this kind of page, so its prior is lifted
+    # The query spells the name the slice declares (index.declarations): its words' IDFs, a
+    # field like the page's title. None: it does not.
+    name_score: float | None = field(default=None, metadata=json_field(omit_none=True, digits=4))
 
 
 @dataclass
@@ -120,6 +123,9 @@ class Hit(Located):
     other_matches: int | None = field(default=None, metadata=_OPTIONAL)
     other_anchors: list[str] | None = field(default=None, metadata=_OPTIONAL)
     ranking: Ranking | None = field(default=None, metadata=_OPTIONAL)  # with explain
+    # The declaration this slice is one of, when the slicer cut it into several (its citation
+    # spans the whole declaration: index.declarations).
+    declaration: str | None = field(default=None, metadata=_OPTIONAL)
     chunk_id: int = field(default=0, metadata=_INTERNAL)  # the store's row id, never shown
     embed_key: str | None = field(default=None, metadata=_INTERNAL)  # its vector's key
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from index.citations import CitationRule
+from index.citations import CitationRule, citation
+from index.declarations import Declaration, collapse, declarations
 from index.errors import QueryError
 from index.fusion import RRF_K, mmr, rrf
 from index.lexical import QueryPlan, Vocabulary, lexical, plan, snippets
@@ -32,6 +33,7 @@ from index.results import (
     Tier,
     TierUsed,
     located_fields,
+    origin_of,
 )
 from index.scope import CHUNKS, Filter, Scope, scope_filter
 from index.store import Store
@@ -219,8 +221,35 @@ def _lexical_only(
     options: SearchOptions,
 ) -> list[Hit]:
     scored, expression = _lexical_ranked(store, query, planned, scope, options.top_k)
-    chosen = group(scored, options.top_k, options.per_doc)
-    return _shown(store, scored, chosen, expression, options)
+    ranked, found = _as_declarations(store, scored, options)
+    chosen = group(ranked, options.top_k, options.per_doc)
+    return _shown(store, scored, chosen, expression, options, found)
+
+
+def _as_declarations(
+    store: Store, scored: list[Scored], options: SearchOptions, reach: int | None = None
+) -> tuple[list[Scored], dict[int, Declaration] | None]:
+    """Results are pages, and within a page declarations: each declaration the slicer cut into
+    several slices in one place, at the earliest of them that matched (index.declarations).
+    The raw list of slices (`per_doc` None) is left as it is. `reach`: how many documents the
+    hits may come from (default `top_k`). Also returns the declarations found there (None: not
+    looked for)."""
+    if options.per_doc is None:
+        return scored, None
+    found = _declarations(store, scored, reach or options.top_k)
+    if not found:
+        return scored, found
+    return collapse(scored, lambda s: s.chunk_id, found,
+                    lambda s, chunk_id: replace(s, chunk_id=chunk_id)), found  # fmt: skip
+
+
+def _declarations(store: Store, scored: list[Scored], top_k: int) -> dict[int, Declaration]:
+    """The split declarations in the documents the results can come from: the first `top_k`
+    documents to appear in `scored` (`group` takes its hits from those), those with code
+    only (prose declares nothing)."""
+    first = list(dict.fromkeys(s.document_id for s in scored))[:top_k]
+    coded = {s.document_id for s in scored if s.symbol is not None} & set(first)
+    return declarations(store.db, coded) if coded else {}
 
 
 def _shown(
@@ -229,10 +258,11 @@ def _shown(
     chosen: list[Scored],
     expression: TextQuery | None,
     options: SearchOptions,
+    found: dict[int, Declaration] | None = None,
 ) -> list[Hit]:
     """The chosen slices as hits: located and cited, with their snippets, and (grouped) the
-    other candidate slices of their documents."""
-    results = describe(store, [(s.chunk_id, s.score) for s in chosen], options)
+    other candidate slices of their documents. `found`: their split declarations, if known."""
+    results = describe(store, [(s.chunk_id, s.score) for s in chosen], options, found)
     by_chunk = {s.chunk_id: s for s in chosen}
     found: dict[int, str] = {}
     if options.snippets:
@@ -290,12 +320,15 @@ def _fused(
         fused = rrf([lexical_ids, vector_ids], options.rrf_k)
     # The fused ranking holds the lexical field scores already: only the priors again.
     scored = score_pages(store.db, fused, query, None, "cosine" if vector_only else "rrf", located)
+    # MMR picks among every page, not the first top_k.
+    reach = len(scored) if options.rerank == "mmr" else None
+    ranked, found = _as_declarations(store, scored, options, reach)
     if options.rerank == "mmr":
-        grouped = group(scored, len(scored), options.per_doc)
+        grouped = group(ranked, len(ranked), options.per_doc)
         chosen = _diversified(store, vectors, grouped, options.top_k)
     else:
-        chosen = group(scored, options.top_k, options.per_doc)
-    results = _shown(store, scored, chosen, expression, options)
+        chosen = group(ranked, options.top_k, options.per_doc)
+    results = _shown(store, scored, chosen, expression, options, found)
     keyword = set(lexical_ids)
     lexical_rank = {chunk_id: rank for rank, chunk_id in enumerate(lexical_ids, start=1)}
     vector_rank = {chunk_id: rank for rank, chunk_id in enumerate(vector_ids, start=1)}
@@ -341,8 +374,14 @@ def chunk_texts(store: Store, chunk_ids: list[int], chars: int | None = None) ->
     return text_index(store.db).chunk_texts(chunk_ids, chars)
 
 
-def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions) -> list[Hit]:
-    """Hits for (chunk id, score), in that order, with document, corpus and citation."""
+def describe(
+    store: Store,
+    hits: list[tuple[int, float]],
+    options: SearchOptions,
+    found: dict[int, Declaration] | None = None,
+) -> list[Hit]:
+    """Hits for (chunk id, score), in that order, with document, corpus and citation (a slice
+    of a split declaration cites the declaration; `found`: those declarations, if known)."""
     if not hits:
         return []
     cursor = store.db.cursor()
@@ -350,20 +389,30 @@ def describe(store: Store, hits: list[tuple[int, float]], options: SearchOptions
     rows = {
         row["chunk_id"]: row
         for row in cursor.execute(
-            f"SELECT c.id AS chunk_id, {LOCATED_COLUMNS}, c.symbol AS symbol, "
+            f"SELECT c.id AS chunk_id, c.document_id AS document_id, {LOCATED_COLUMNS}, "
+            "c.symbol AS symbol, "
             f"c.kind AS kind, c.embed_key AS embed_key FROM {CHUNKS} "
             "WHERE c.id IN (SELECT value FROM json_each(?))",
             (json.dumps([h[0] for h in hits]),),
         )
     }
+    cut = found
+    if cut is None:
+        cut = declarations(store.db, {r["document_id"] for r in rows.values() if r["symbol"]})
     results = []
     for chunk_id, score in hits:
         row = rows.get(chunk_id)
         if row is None:
             continue
+        fields = located_fields(options.rules, row)
+        whole = cut.get(chunk_id)
+        if whole is not None:  # one slice of a longer declaration: cite the declaration
+            span = replace(origin_of(row), start_line=whole.start_line, end_line=whole.end_line)
+            fields["citation"] = citation(options.rules, span)
         results.append(
             Hit(
-                **located_fields(options.rules, row),
+                **fields,
+                declaration=whole.symbol if whole else None,
                 score=score,
                 symbol=row["symbol"],
                 kind=row["kind"],

@@ -75,6 +75,16 @@ STOPWORDS = frozenset(
 )
 
 
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def split_name(text: str) -> list[str]:
+    """The words of a name or a path segment, lowercased, split at punctuation and camelCase
+    (`kubectl-argo-rollouts_abort` -> kubectl argo rollouts abort; `StringSplitter` -> string
+    splitter)."""
+    return [w.lower() for w in TOKEN.findall(_CAMEL_BOUNDARY.sub(" ", text))]
+
+
 def identifier_parts(text: str) -> str:
     """The parts of camelCase and PascalCase words, for the `parts` column.
 
