@@ -402,10 +402,6 @@ class _Load:
     def finish(self, partial: bool, max_delete: RemovalLimit) -> None:
         """After pass 1: settle what is left, update moved provenance, remove what is gone."""
         db, report, existing = self.db, self.report, self.existing
-        if not partial and not self.reindex:  # past the limit, the transaction is rolled back
-            max_delete.check(
-                sum(s not in self.docs for s in existing), len(existing), report.corpus
-            )
         try:
             if not self.streaming:
                 for source, doc in self.docs.items():
@@ -415,6 +411,18 @@ class _Load:
         finally:
             self.writer.close()
         report.malformed.extend(self.unparsed)
+        if not partial and existing:
+            # A malformed line may be the only line of a document, and an empty input names
+            # none: neither is a whole snapshot, so what it does not mention is kept.
+            if report.malformed:
+                report.partial = f"{len(report.malformed):,} malformed lines"
+            elif not self.docs:
+                report.partial = "no records"
+            partial = report.partial is not None
+        if not partial and not self.reindex:  # past the limit, the transaction is rolled back
+            max_delete.check(
+                sum(s not in self.docs for s in existing), len(existing), report.corpus
+            )
         db.executemany(
             "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, "
             "dirty = ?, fingerprint = ? WHERE id = ?",
@@ -460,11 +468,10 @@ class _Load:
                 self.moved.append((*provenance, fingerprint, current[0]))
             return
         chunks = self._chunks_of(doc, held, source)
+        if not chunks:  # every line of it was malformed: the stored version is kept
+            return
         if current:
             self.writer.delete(current[0])
-        if not chunks:  # every line of it was malformed
-            report.removed += 1 if current else 0
-            return
         if current:
             report.updated += 1
         else:

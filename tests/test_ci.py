@@ -225,6 +225,39 @@ def test_small_or_partial_removals_and_percentages_need_no_flag(tmp_path):
                    "-q").code == 0  # fmt: skip
 
 
+def _documents(store: Path) -> list[str]:
+    with Store.open(store, readonly=True) as opened:
+        return [r[0] for r in opened.db.execute("SELECT source FROM documents ORDER BY source")]
+
+
+def test_a_snapshot_with_malformed_lines_or_no_records_removes_nothing(tmp_path):
+    # A malformed line may be a whole document, and an empty file names none: neither input
+    # is a whole snapshot, so the documents it does not mention are kept, and the run says so.
+    store = tmp_path / "s"
+    good = _many("guide/", 8)
+    assert run_cli("index", jsonl(tmp_path / "a.jsonl", good), "--corpus", "c",
+                   "--store", store, "-q").code == 0  # fmt: skip
+    before = _documents(store)
+    lines = (tmp_path / "a.jsonl").read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([lines[0][:-5], *lines[1:]]) + "\n")  # guide/0.md cut short
+    result = run_cli("index", broken, "--corpus", "c", "--store", store, "--json")
+    load = json.loads(result.stdout)["load"]
+    assert (load["removed"], load["malformed"], load["unchanged"]) == (0, 1, 7)
+    said = run_cli("index", broken, "--corpus", "c", "--store", store)
+    assert "partial input (1 malformed lines): nothing removed" in said.stderr + said.stdout
+    assert _documents(store) == before
+    for empty in ("", "garbage\n"):
+        (tmp_path / "e.jsonl").write_text(empty)
+        result = run_cli("index", tmp_path / "e.jsonl", "--corpus", "c", "--store", store)
+        assert "nothing removed" in result.stderr + result.stdout
+        assert _documents(store) == before
+    # The same file whole again is a snapshot: what it lacks is removed, as before.
+    assert run_cli("index", jsonl(tmp_path / "b.jsonl", good[1:]), "--corpus", "c",
+                   "--store", store, "-q").code == 0  # fmt: skip
+    assert _documents(store) == before[1:]
+
+
 @given(st.integers(0, 10_000), st.integers(0, 10_000))
 def test_the_default_limit_is_half_the_corpus_or_ten(removing, documents):
     removing = min(removing, documents)
