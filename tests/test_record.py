@@ -124,7 +124,9 @@ def test_our_lines_are_placed_from_their_head_without_parsing(record):
     expected = (record.source, record.ordinal) if plain and record.ordinal < 10**18 else None
     assert native_head(encode_line(record)) == expected
     spaced = json.dumps(record.to_dict())  # json.dumps' default spacing, ASCII escapes
-    assert native_head(spaced.encode()) == (expected if record.source.isascii() else None)
+    # ensure_ascii escapes DEL and every non-ASCII character: an escaped source is parsed.
+    escaped = json.dumps(record.source) != f'"{record.source}"'
+    assert native_head(spaced.encode()) == (None if escaped else expected)
 
 
 def test_a_head_with_an_ordinal_past_64_bits_is_left_to_the_parser():
