@@ -252,6 +252,24 @@ def place(source: str, start_line: int | None, end_line: int | None, line_unit: 
     return f"{source} (cells {span})" if line_unit == "cell" else f"{source}:{span}"
 
 
+_NAME_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2})")
+
+
+def source_bytes(source: str) -> bytes:
+    """The file name a `source` stands for, as bytes: sources show a byte that is not UTF-8 as
+    `\\xNN` and a backslash doubled (flatten.sources.base.escape_name); a link to the file
+    must percent-encode the byte itself."""
+    if "\\" not in source:
+        return source.encode()
+    out, last = bytearray(), 0
+    for match in _NAME_ESCAPE.finditer(source):
+        out += source[last : match.start()].encode()
+        token = match.group(1)
+        out += b"\\" if token == "\\" else bytes([int(token[1:], 16)])
+        last = match.end()
+    return bytes(out + source[last:].encode())
+
+
 def split_id(value: str) -> tuple[str, int] | None:
     """`<source>#<ordinal>` as (source, ordinal), or None when it is not one (an ordinal past
     `INT_MAX` is not one either)."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from flatten.record import place
+from flatten.record import place, source_bytes
 from index.errors import ConfigError
 
 BUILTINS = ("ordinal", "heading", "anchor", "commit", "ref", "path", "startLine", "endLine")
@@ -238,7 +238,7 @@ class Forge:
     def permalink(self, commit: str, path: str, lines: tuple[int, int] | None) -> str:
         """The file at `commit`, at `lines` (first and last, inclusive) when given."""
         rendered = posixpath.splitext(path)[1].lower() in RENDERED and lines is not None
-        encoded = quote(path, safe="/")
+        encoded = quote(source_bytes(path), safe="/")  # a non-UTF-8 name's own bytes
         start, end = lines or (0, 0)
         if self.kind is ForgeKind.AZURE:
             # Whole lines: the selection runs to column 1 of the line after the last.

@@ -11,6 +11,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 
 from crawl.crawler import CrawlOptions
 from flatten.pipeline import FlattenOptions, flatten_url
+from flatten.record import source_bytes
 from flatten.report import RunReport
+from flatten.sources.base import escape_name
 from index.agent import Knowledge
 from index.citations import Origin, citation, cite, default_citation, parse_remote, parse_rules
 from index.documents import show
@@ -371,3 +374,27 @@ def test_crawled_pages_cite_their_url_and_the_pages_real_heading_ids(tmp_path):
                 assert cited == f"{record.url}#{record.anchor}"
                 assert f'id="{record.anchor}"' in served_html(site, record.url)
     assert anchored > 5
+
+
+_name_bytes = st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\0" not in b)
+
+
+@given(_name_bytes)
+def test_a_file_name_that_is_not_utf8_is_linked_by_its_own_bytes(raw):
+    # A source shows a byte that is not UTF-8 as `\xNN` (and a backslash doubled); the link
+    # must percent-encode the byte itself, or the forge answers 404.
+    source = "docs/" + escape_name(raw.decode("utf-8", "surrogateescape")) + ".py"
+    assert source_bytes(source) == b"docs/" + raw + b".py"
+    forge = parse_remote("https://github.com/o/r.git")
+    assert forge is not None
+    link = forge.permalink(SHA, source, (1, 3))
+    assert (
+        link
+        == f"https://github.com/o/r/blob/{SHA}/{quote(b'docs/' + raw + b'.py', safe='/')}#L1-L3"
+    )
+
+
+def test_a_latin1_name_is_cited_with_its_byte_percent_encoded():
+    forge = parse_remote("https://github.com/o/r.git")
+    assert forge is not None
+    assert forge.permalink(SHA, "caf\\xe9.md", (1, 3)).endswith(f"/{SHA}/caf%E9.md?plain=1#L1-L3")
