@@ -590,7 +590,7 @@ class _BatchWriter:
         self.deletes: list[int] = []
         self.corpus_id = 0
         self.batch_chars = 0
-        self.batch_limit = min(self.FIRST_BATCH_CHARS, self.BATCH_CHARS)
+        self.batch_limit = self.FIRST_BATCH_CHARS
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
 

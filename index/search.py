@@ -258,11 +258,11 @@ def _shown(
     chosen: list[Scored],
     expression: TextQuery | None,
     options: SearchOptions,
-    found: dict[int, Declaration] | None = None,
+    declared: dict[int, Declaration] | None = None,
 ) -> list[Hit]:
     """The chosen slices as hits: located and cited, with their snippets, and (grouped) the
-    other candidate slices of their documents. `found`: their split declarations, if known."""
-    results = describe(store, [(s.chunk_id, s.score) for s in chosen], options, found)
+    other candidate slices of their documents. `declared`: their split declarations, if known."""
+    results = describe(store, [(s.chunk_id, s.score) for s in chosen], options, declared)
     by_chunk = {s.chunk_id: s for s in chosen}
     found: dict[int, str] = {}
     if options.snippets:

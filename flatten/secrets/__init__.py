@@ -16,6 +16,7 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import re2
@@ -200,9 +201,12 @@ class _Scan:
         self._plain = _PLAIN.present(text)
         self._folded: frozenset[str] | None = None  # found on first use
         self._lines: dict[re.Pattern[str], list[tuple[int, int]]] = {}
-        self._ascii: bytes | None = None  # the folded text as bytes, when it is ASCII
-        if text.isascii():  # then offsets in bytes are offsets in characters
-            self._ascii = self.folded.encode("ascii")
+
+    @cached_property
+    def _ascii(self) -> bytes | None:
+        """The folded text as bytes when it is ASCII (offsets in bytes are then offsets in
+        characters); made only for a text an RE2 trigger is asked about."""
+        return self.folded.encode("ascii") if self.text.isascii() else None
 
     def has(self, needle: str) -> bool:
         """Whether `needle`, one of the plain needles, occurs in the text."""
@@ -226,8 +230,9 @@ class _Scan:
 
     def _lines_hit(self, trigger: re.Pattern[str]) -> Iterator[tuple[int, int]]:
         done = 0
-        fast = RE2_TRIGGERS.get(trigger) if self._ascii is not None else None
-        hits = fast.finditer(self._ascii) if fast is not None else trigger.finditer(self.folded)
+        fast = RE2_TRIGGERS.get(trigger)
+        text = self._ascii if fast is not None else None
+        hits = fast.finditer(text) if text is not None else trigger.finditer(self.folded)
         for hit in hits:
             if hit.start() < done:
                 continue
