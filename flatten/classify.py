@@ -8,9 +8,9 @@ text: guessing binary from an extension alone once made a tool skip every `.ts` 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from flatten.options import KINDS  # noqa: F401  (re-exported)
 from slicers.openapi import sniff_spec
@@ -283,13 +283,25 @@ def _matches(rel_path: str, patterns: tuple[str, ...]) -> bool:
 def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:
     """Glob match on the whole relative path or on the file name (`*.md`, `docs/*`, `**/x.md`).
 
-    As in fnmatch, `*` also matches `/`, so `docs/*` takes everything below docs/.
+    As in fnmatch, `*` also matches `/`, so `docs/*` takes everything below docs/. As in git's
+    wildmatch, `**/` matches zero or more directories: `docs/**/*.rst` takes `docs/index.rst`
+    too (fnmatch alone reads it as `docs/*/*.rst`, which needs a folder below docs/).
     """
-    name = PurePosixPath(rel_path).name
-    for pattern in patterns:
-        bare = pattern.removeprefix("**/")
-        if any(
-            fnmatch.fnmatchcase(target, p) for target in (rel_path, name) for p in (pattern, bare)
-        ):
-            return True
-    return False
+    parts = path_parts(rel_path)
+    name = parts[-1] if parts else ""
+    return any(
+        fnmatch.fnmatchcase(target, spelling)
+        for pattern in patterns
+        for spelling in _spellings(pattern)
+        for target in (rel_path, name)
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _spellings(pattern: str) -> tuple[str, ...]:
+    """`pattern` and each spelling of it with some of its `**/` left out: fnmatch's `**/` stands
+    for one or more directories, so together they stand for zero or more."""
+    head, sep, tail = pattern.partition("**/")
+    if not sep:
+        return (pattern,)
+    return tuple(head + spelling for rest in _spellings(tail) for spelling in (sep + rest, rest))
