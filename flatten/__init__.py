@@ -7,6 +7,10 @@ repository) and `flatten_url` (a documentation site) each yield v1 records.
 
     for record in flatten_root("docs/", FlattenOptions(kind="docs")):
         print(record.id, record.title, record.to_dict())
+
+`corpus_source("repo" | "root" | "url", value)` names what a corpus is a snapshot of, as the
+store keeps it: `index.load_records(..., source=...)` refuses to load another source into a
+corpus unless `replace=True`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ _EXPORTS = {
     "SourceError": "flatten.errors",
     "UsageError": "flatten.errors",
     "FlattenOptions": "flatten.options",
+    "corpus_source": "flatten.corpus_sources",
     "flatten_repo": "flatten.pipeline",
     "flatten_root": "flatten.pipeline",
     "flatten_url": "flatten.pipeline",
@@ -47,6 +52,7 @@ __all__ = [
     "SourceError",
     "UsageError",
     "__version__",
+    "corpus_source",
     "flatten_repo",
     "flatten_root",
     "flatten_url",
@@ -58,6 +64,7 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
+    from flatten.corpus_sources import corpus_source
     from flatten.errors import FlattenError, NothingToFlatten, OutputError, SourceError, UsageError
     from flatten.options import FlattenOptions
     from flatten.pipeline import flatten_repo, flatten_root, flatten_url

@@ -42,6 +42,7 @@ _EXPORTS = {
     "EmbeddingError": "index.vectors.client",
     "IdentityMismatch": "index.vectors.client",
     "ConfigError": "index.errors",
+    "CorpusSourceMismatch": "index.corpus_source",
     "StoreError": "index.errors",
     "LoadReport": "index.loader",
     "load_files": "index.loader",
@@ -62,6 +63,7 @@ _EXPORTS = {
 __all__ = [
     "CitationRule",
     "ConfigError",
+    "CorpusSourceMismatch",
     "EmbedReport",
     "EmbeddingConfig",
     "EmbeddingError",
@@ -114,6 +116,7 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.agent import Knowledge
     from index.citations import CitationRule, cite, parse_rules
+    from index.corpus_source import CorpusSourceMismatch
     from index.documents import get, match, show, sources, toc
     from index.errors import ConfigError, StoreError
     from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records

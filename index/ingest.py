@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from index.corpus_source import clean_source, refuse_mismatch, stored_source
 from index.errors import StoreError
 from index.loader import LoadReport, check_corpus_name, load_files, spool_records
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # numpy and httpx load only when embeddings are configured
 class IngestOptions:
     partial: bool = False  # add and update only; keep documents this run does not mention
     reindex: bool = False  # drop the corpus (and vectors of another identity) and load afresh
+    replace: bool = False  # the corpus's documents replaced by this load's, whatever its source
     wait: float = 60.0  # seconds to wait for another writer
     embedding: EmbeddingConfig | None = None  # None: load only
     max_delete: RemovalLimit = DEFAULT_LIMIT  # how much of the corpus a snapshot may remove
@@ -63,6 +65,22 @@ def refuse_other_identity(store_dir: str | Path | None, options: IngestOptions) 
         check_identity(store.db, options.embedding)
 
 
+def refuse_other_source(
+    store_dir: str | Path | None, corpus: str, source: str | None, options: IngestOptions
+) -> None:
+    """Before flattening, crawling or loading: a corpus holding another source is refused
+    (`index.corpus_source`; the load checks again, in its transaction)."""
+    if source is None or options.replace:
+        return
+    try:
+        store = Store.open(store_dir, readonly=True)
+    except StoreError:
+        return  # no store yet, or one that cannot be read before it is upgraded
+    with store:
+        stored = stored_source(store.db, corpus)
+    refuse_mismatch(corpus, stored, clean_source(source))
+
+
 def ingest_files(
     store_dir: str | Path | None,
     files: list[Path],
@@ -73,14 +91,17 @@ def ingest_files(
     progress: Callable[[int, int], None] | None = None,
     streams: Collection[Path] = (),
     state: str | None = None,
+    source: str | None = None,
 ) -> IngestReport:
     """Load JSONL files into `corpus`, then embed what has no vector yet. `streams`: the files
     that came through a pipe, loaded only when framed as `load_files` says. `state`: what the
-    files were made from, recorded once all of that succeeded."""
+    files were made from, recorded once all of that succeeded. `source`: what they are a
+    snapshot of, as `load_files` takes it (with `options.replace`)."""
     check_corpus_name(corpus)
     with Store.open(store_dir, busy_timeout=options.wait) as store:
         return ingest_into(store, files, corpus, options, on_loaded=on_loaded,
-                           progress=progress, streams=streams, state=state)  # fmt: skip
+                           progress=progress, streams=streams, state=state,
+                           source=source)  # fmt: skip
 
 
 def ingest_into(
@@ -93,6 +114,7 @@ def ingest_into(
     progress: Callable[[int, int], None] | None = None,
     streams: Collection[Path] = (),
     state: str | None = None,
+    source: str | None = None,
 ) -> IngestReport:
     """`ingest_files` into a store the caller opened (and closes): a run loading many corpora
     opens it once. Vectors of another identity are refused before the load."""
@@ -103,7 +125,8 @@ def ingest_into(
         check_identity(store.db, options.embedding)
     report = IngestReport(load_files(store, files, corpus, partial=options.partial,
                                      reindex=options.reindex, streams=streams,
-                                     max_delete=options.max_delete))  # fmt: skip
+                                     max_delete=options.max_delete, source=source,
+                                     replace=options.replace))  # fmt: skip
     report.chunks_total = _corpus_chunks(store, corpus)
     if on_loaded is not None:
         on_loaded(report.load)
@@ -165,13 +188,15 @@ def ingest_records(
     *,
     on_loaded: Callable[[LoadReport], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
 ) -> IngestReport:
     """`ingest_files` for records in memory (e.g. `flatten_root(...)`), as a whole corpus."""
     check_corpus_name(corpus)
     refuse_other_identity(store_dir, options)
+    refuse_other_source(store_dir, corpus, source, options)
     spooled = spool_records(records)
     try:
         return ingest_files(store_dir, [spooled], corpus, options, on_loaded=on_loaded,
-                            progress=progress)  # fmt: skip
+                            progress=progress, source=source)  # fmt: skip
     finally:
         spooled.unlink(missing_ok=True)

@@ -52,6 +52,7 @@ from flatten.record import (
     read_mark,
     read_provenance,
 )
+from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Store, new_ids
@@ -201,8 +202,14 @@ def load_files(
     hold_chars: int = HOLD_CHARS,
     streams: Collection[Path] = (),
     max_delete: RemovalLimit = DEFAULT_LIMIT,
+    source: str | None = None,
+    replace: bool = False,
 ) -> LoadReport:
     """Load JSONL files into `corpus` in one transaction.
+
+    `source`: what the files are a snapshot of (`flatten.corpus_sources.corpus_source`); a
+    corpus holding another source is refused (`CorpusSourceMismatch`) unless `replace`, which
+    replaces the corpus's documents with these whatever their source.
 
     `streams` are the paths that came through a pipe (`index -`): each is a complete snapshot
     only if it ends with the writer's closing mark; without one nothing is loaded (`partial`
@@ -217,7 +224,8 @@ def load_files(
         handles = [files.enter_context(open(path, "rb")) for path in paths]
         readers = [files.enter_context(open(path, "rb")) for path in paths]
         with store.write(corpus) as db:
-            load = _Load(db, readers, paths, corpus, report, reindex, hold_chars)
+            adopt_source(db, corpus, source, replace=replace)  # another source: refused here
+            load = _Load(db, readers, paths, corpus, report, reindex or replace, hold_chars)
             framings = load.read(handles)
             _refuse_unframed(paths, framings, set(streams), partial)
             # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
@@ -704,12 +712,15 @@ def load_records(
     *,
     partial: bool = False,
     reindex: bool = False,
+    source: str | None = None,
+    replace: bool = False,
 ) -> LoadReport:
     """Load records from memory (e.g. `flatten_root(...)`, or dicts in any layout load_files
-    reads) as one file would load."""
+    reads) as one file would load; `source` and `replace` as `load_files` takes them."""
     path = spool_records(records)
     try:
-        return load_files(store, [path], corpus, partial=partial, reindex=reindex)
+        return load_files(store, [path], corpus, partial=partial, reindex=reindex,
+                          source=source, replace=replace)  # fmt: skip
     finally:
         path.unlink(missing_ok=True)
 

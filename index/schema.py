@@ -182,12 +182,21 @@ def m005_document_fields(db: sqlite3.Connection) -> None:
     )
 
 
+def m006_corpus_source(db: sqlite3.Connection) -> None:
+    """What each corpus is a snapshot of (`corpora.source`: the normalised repository URL,
+    folder or site, see `flatten.corpus_sources`), so that loading another source into it is
+    refused rather than silently replacing its documents. NULL for corpora loaded before it (and
+    for loads that name no source): the next load that names one adopts it."""
+    db.execute("ALTER TABLE corpora ADD COLUMN source TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
     ("m003_repo_paths", m003_repo_paths),
     ("m004_document_template", m004_document_template),
     ("m005_document_fields", m005_document_fields),
+    ("m006_corpus_source", m006_corpus_source),
 ]
 
 # How a reader (a read-only connection, which cannot migrate) reads a store that lacks a
@@ -199,6 +208,7 @@ READ_AS_IF: dict[str, str] = {
     "SELECT *, NULL AS repo_path, 0 AS dirty FROM main.documents",
     "m004_document_template": "CREATE TEMP VIEW vector_identity AS "
     "SELECT *, document_prefix || '{text}' AS document_template FROM main.vector_identity",
+    "m006_corpus_source": "CREATE TEMP VIEW corpora AS SELECT *, NULL AS source FROM main.corpora",
 }
 
 

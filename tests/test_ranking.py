@@ -246,7 +246,7 @@ def test_a_store_of_the_previous_version_upgrades_itself(tmp_path):
     assert locales["docs/ja/docs/tutorial/cookie-params.md"] == "ja"
     assert locales["README.md"] is None and fields == len(TRANSLATED)
     assert sources(tmp_path / "store", "cookie parameter")[0].startswith("docs/en/")
-    assert [name for name, _ in MIGRATIONS][-1] == "m005_document_fields"
+    assert "m005_document_fields" in [name for name, _ in MIGRATIONS]
 
 
 def test_reloading_a_changed_document_replaces_its_title_and_path_words(tmp_path):

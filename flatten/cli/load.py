@@ -63,6 +63,14 @@ Partial = Annotated[
     ),
 ]
 Reindex = Annotated[bool, typer.Option("--reindex", help="Drop the corpus and load it afresh.")]
+Replace = Annotated[
+    bool,
+    typer.Option(
+        "--replace",
+        help="Replace the corpus's content with this source's, even when the corpus holds "
+        "another source (without it, that is refused: corpus-source-mismatch).",
+    ),
+]
 Wait = Annotated[
     float,
     typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
@@ -120,6 +128,7 @@ def index_command(
     corpus: OptionalCorpus = None,
     store_dir: StoreDir = None,
     reindex: Reindex = False,
+    replace: Replace = False,
     partial: Partial = False,
     max_delete: MaxDelete = None,
     wait: Wait = 60.0,
@@ -142,12 +151,14 @@ def index_command(
     if manifests is not None or not paths:
         _index_manifests(paths, manifests, corpus, store_dir, config, reindex, partial,
                          max_delete, wait, no_embed, base_url, model, api_key_env,
-                         as_json=as_json, quiet=quiet)  # fmt: skip
+                         as_json=as_json, quiet=quiet, replace=replace)  # fmt: skip
         return
     from flatten.cli.loading import ingest_options, load_into, summarized
+    from flatten.corpus_sources import corpus_source
     from flatten.pipeline import flatten_root
     from flatten.report import RunReport
     from flatten.summary import Summary
+    from index.ingest import refuse_other_source
     from index.loader import spool_records, spool_stdin, stdin_is_stream
 
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
@@ -157,7 +168,11 @@ def index_command(
         summary.corpus = name
         loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                                   partial=partial, reindex=reindex, wait=wait,
-                                  max_delete=max_delete)  # fmt: skip
+                                  max_delete=max_delete, replace=replace)  # fmt: skip
+        # One folder is a source the corpus remembers; JSONL and stdin name none.
+        one_folder = len(paths) == 1 and Path(paths[0]).is_dir()
+        source = corpus_source("root", paths[0]) if one_folder else None
+        refuse_other_source(store_dir, name, source, loading)  # before flattening it
         flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
                                  "max_file_size": max_file_size, "max_chars": max_chars},
                                 settings)  # fmt: skip
@@ -188,7 +203,7 @@ def index_command(
                 if not quiet:
                     say(run.summary(), err=True)
             load_into(store_dir, files, name, loading, summary, talk=not as_json and not quiet,
-                  streams=streams)  # fmt: skip
+                      streams=streams, source=source)  # fmt: skip
         finally:
             for path in temporary:
                 path.unlink(missing_ok=True)
@@ -198,7 +213,7 @@ def _index_manifests(
     paths: list[str] | None, manifests: Path | None, corpus: str | None, store_dir: str | None,
     config: Path | None, reindex: bool, partial: bool, max_delete: str | None, wait: float,
     no_embed: bool, base_url: str | None, model: str | None, api_key_env: str | None, *,
-    as_json: bool, quiet: bool,
+    as_json: bool, quiet: bool, replace: bool = False,
 ) -> None:  # fmt: skip
     """`index --manifests DIR` (see flatten.cli.many); a usage error for PATHs beside it, or
     for neither."""
@@ -216,7 +231,7 @@ def _index_manifests(
         settings = read_config(config)
         loading = ingest_options(store_dir, settings, no_embed, base_url, model, api_key_env,
                                   partial=partial, reindex=reindex, wait=wait,
-                                  max_delete=max_delete)  # fmt: skip
+                                  max_delete=max_delete, replace=replace)  # fmt: skip
         found = find_manifests(manifests)
     index_manifests(found, store_dir, loading, as_json=as_json, quiet=quiet)
 
@@ -265,6 +280,7 @@ def ingest_command(
     workers: Workers = 0,
     store_dir: StoreDir = None,
     reindex: Reindex = False,
+    replace: Replace = False,
     max_delete: MaxDelete = None,
     wait: Wait = 60.0,
     config: Config = None,
@@ -301,7 +317,8 @@ def ingest_command(
             planned = pick(planned, lambda job: job.corpus, chosen)
     run = Run(store_dir=store_dir, settings=settings, header=header, workers=workers,
                reindex=reindex, wait=wait, no_embed=no_embed, base_url=base_url, model=model,
-               api_key_env=api_key_env, as_json=as_json, quiet=quiet)  # fmt: skip
+               api_key_env=api_key_env, as_json=as_json, quiet=quiet,
+               replace=replace)  # fmt: skip
     if len(planned) == 1 and planned[0].where == "flags" and out is None and chosen is None:
         run.ingest(planned[0])
         return

@@ -79,10 +79,13 @@ def load_into(
     streams: list[Path] | None = None,
     state: SourceState | None = None,
     store: Store | None = None,
+    source: str | None = None,
 ) -> None:
     """Load, then (with embeddings configured) embed what has no vector yet; say what was done
     on stderr and in `summary`. `store`: one the caller opened for several loads (else the
-    store at `store_dir` is opened for this one)."""
+    store at `store_dir` is opened for this one). `source`: what the files are a snapshot of
+    (`flatten.corpus_sources`; by default the one `state` names)."""
+    from flatten.corpus_sources import corpus_source
     from index.ingest import ingest_files, ingest_into
     from index.snapshot import TooManyRemovals
     from index.vectors.client import EmbeddingError
@@ -102,8 +105,10 @@ def load_into(
 
     try:
         with contextlib.ExitStack() as stack:
+            if source is None and state is not None:
+                source = corpus_source(state.kind, state.source)
             into = {"on_loaded": loaded, "progress": embedded, "streams": streams or (),
-                    "state": state.to_json() if state else None}  # fmt: skip
+                    "state": state.to_json() if state else None, "source": source}  # fmt: skip
             if store is not None:
                 report = ingest_into(store, files, corpus, options, **into)
             else:
@@ -132,7 +137,7 @@ def load_into(
 def ingest_options(
     store_dir: str | None, settings: dict[str, Any], no_embed: bool, base_url: str | None,
     model: str | None, api_key_env: str | None, *, partial: bool, reindex: bool, wait: float,
-    max_delete: str | int | None,
+    max_delete: str | int | None, replace: bool = False,
 ) -> IngestOptions:  # fmt: skip
     """The load settings from the flags; vectors of another identity refused here, before any
     flattening or crawling."""
@@ -143,7 +148,7 @@ def ingest_options(
     if not no_embed:
         embedding = embedding_config(settings, base_url, model, api_key_env)
     options = IngestOptions(partial=partial, reindex=reindex, wait=wait, embedding=embedding,
-                            max_delete=parse_limit(max_delete))  # fmt: skip
+                            max_delete=parse_limit(max_delete), replace=replace)  # fmt: skip
     refuse_other_identity(store_dir, options)
     return options
 
@@ -164,10 +169,13 @@ class Run:
     api_key_env: str | None
     as_json: bool
     quiet: bool
+    replace: bool = False  # each corpus's content replaced by its source's, whatever it held
 
     def ingest(self, job: Job) -> None:
         """Flatten one source and load it into its corpus; its summary on stdout with --json."""
+        from flatten.corpus_sources import corpus_source
         from flatten.report import RunReport
+        from index.ingest import refuse_other_source
         from index.loader import spool_records
 
         v = job.value
@@ -176,7 +184,11 @@ class Run:
             loading = ingest_options(self.store_dir, self.settings, self.no_embed,
                                       self.base_url, self.model, self.api_key_env, partial=False,
                                       reindex=self.reindex, wait=self.wait,
-                                      max_delete=v("max_delete"))  # fmt: skip
+                                      max_delete=v("max_delete"),
+                                      replace=self.replace)  # fmt: skip
+            source = corpus_source(job.kind, job.source)
+            # Before the flatten or crawl: a corpus of another source is refused now.
+            refuse_other_source(self.store_dir, job.corpus, source, loading)
             options = settings_options(job.settings, self.workers, self.settings)
             crawling = crawl_options(v("url"), v("scope"), v("max_pages"), v("max_depth"),
                                      v("concurrency"), v("delay"), v("timeout"),
@@ -200,6 +212,7 @@ class Run:
             try:
                 if talk:
                     say(report.summary(), err=True)
-                load_into(self.store_dir, [spooled], job.corpus, loading, summary, talk=talk)
+                load_into(self.store_dir, [spooled], job.corpus, loading, summary, talk=talk,
+                          source=source)  # fmt: skip
             finally:
                 spooled.unlink(missing_ok=True)

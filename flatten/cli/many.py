@@ -183,7 +183,7 @@ def ingest_many(
             loading = ingest_options(run.store_dir, run.settings, run.no_embed, run.base_url,
                                       run.model, run.api_key_env, partial=False,
                                       reindex=run.reindex, wait=run.wait,
-                                      max_delete=None)  # fmt: skip
+                                      max_delete=None, replace=run.replace)  # fmt: skip
             store = stack.enter_context(_loads(run.store_dir, run.wait))
             known, into = _stored_states(store), (store, loading)
         if run.reindex:

@@ -118,12 +118,17 @@ def m005_document_fields(db: Any) -> None:
     )
 
 
+def m006_corpus_source(db: Any) -> None:
+    db.execute(f"ALTER TABLE corpora ADD COLUMN source {T}")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
     ("m003_repo_paths", m003_repo_paths),
     ("m004_document_template", m004_document_template),
     ("m005_document_fields", m005_document_fields),
+    ("m006_corpus_source", m006_corpus_source),
 ]
 
 

@@ -1,0 +1,200 @@
+"""A corpus remembers its source: indexing another source into it is refused (exit 2,
+`corpus-source-mismatch`) unless `--replace`; the same source, however spelled, loads; a store
+of the previous version upgrades, its corpora adopting the source of their next load."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flatten import FlattenOptions, corpus_source, flatten_root
+from index import CorpusSourceMismatch
+from index.documents import stats
+from index.loader import load_records
+from index.store import Store
+from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
+
+HANDBOOK = {"docs/install.md": "# Install\n\nRun the installer.\n", "README.md": "# Handbook\n"}
+OTHER = {"guide.md": "# Guide\n\nAnother project's guide.\n"}
+
+
+def corpus_sources(store_url: str, corpus: str) -> tuple[str | None, list[str]]:
+    """The corpus's recorded source and its documents."""
+    with Store.open(store_url, readonly=True) as store:
+        row = store.db.execute("SELECT source FROM corpora WHERE name = ?", (corpus,)).fetchone()
+        docs = store.db.execute(
+            "SELECT d.source FROM documents d JOIN corpora k ON k.id = d.corpus_id "
+            "WHERE k.name = ? ORDER BY 1",
+            (corpus,),
+        ).fetchall()
+    return row[0], [d for (d,) in docs]
+
+
+# --- the normal form ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "https://github.com/encode/httpx",
+        "https://github.com/encode/httpx.git",
+        "https://github.com/encode/httpx/",
+        "HTTPS://GitHub.com/encode/httpx.git",
+        "https://x-access-token:ghp_secret@github.com/encode/httpx.git",
+        "https://github.com:443/encode/httpx",
+        "ssh://git@github.com/encode/httpx.git",
+        "git@github.com:encode/httpx.git",
+        "encode/httpx",
+        "github:encode/httpx",
+    ],
+)
+def test_every_spelling_of_a_repository_is_one_source(spelling, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `encode/httpx` is a shorthand only where no such folder is
+    assert corpus_source("repo", spelling) == "repo github.com/encode/httpx"
+
+
+def test_a_local_repository_and_a_folder_are_their_absolute_paths(tmp_path, monkeypatch):
+    (tmp_path / "handbook").mkdir()
+    monkeypatch.chdir(tmp_path)
+    absolute = str((tmp_path / "handbook").resolve())
+    assert corpus_source("root", "handbook") == f"root {absolute}"
+    assert corpus_source("root", "./handbook/") == f"root {absolute}"
+    assert corpus_source("repo", "handbook") == f"repo {absolute}"
+    assert corpus_source("repo", (tmp_path / "handbook").as_uri()) == f"repo {absolute}"
+
+
+def test_a_site_is_its_host_and_path():
+    assert corpus_source("url", "https://Docs.Example.com/guide/?q=1#top") == (
+        "url docs.example.com/guide"
+    )
+    assert corpus_source("url", "http://docs.example.com:8080/guide") == (
+        "url docs.example.com:8080/guide"
+    )
+
+
+_SECRET = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.~", min_size=6, max_size=30)
+
+
+@given(user=_SECRET, password=_SECRET, kind=st.sampled_from(["repo", "url"]))
+def test_a_source_never_holds_a_credential(user, password, kind):
+    shown = corpus_source(kind, f"https://{user}:{password}@git.example.com/team/project.git")
+    assert password not in shown.replace("git.example.com/team/project", "")
+    assert shown.endswith("git.example.com/team/project" + ("" if kind == "repo" else ".git"))
+
+
+# --- the CLI, on both stores --------------------------------------------------------------
+
+
+def test_another_folder_into_a_corpus_is_refused_until_replace(store_url, tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    write(tmp_path / "other", OTHER)
+    first = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                    "--store", store_url)  # fmt: skip
+    assert first.code == 0, first.stderr
+    before = corpus_sources(store_url, "docs")
+    assert before == (f"root {(tmp_path / 'handbook').resolve()}", ["README.md", "docs/install.md"])
+
+    for command in (("ingest", "--root"), ("index",)):
+        refused = run_cli(*command, tmp_path / "other", "--corpus", "docs", "--store", store_url)
+        assert_clean_failure(refused, 2, "--replace", "--corpus NAME",
+                             str((tmp_path / "handbook").resolve()))  # fmt: skip
+        said = run_cli(*command, tmp_path / "other", "--corpus", "docs", "--json",
+                       "--store", store_url)  # fmt: skip
+        assert said.code == 2 and json.loads(said.stdout)["error"]["reason"] == (
+            "corpus-source-mismatch"
+        )
+        assert corpus_sources(store_url, "docs") == before
+
+    again = run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store_url)
+    assert again.code == 0 and "2 unchanged" in again.stdout, again.stderr
+
+    replaced = run_cli("ingest", "--root", tmp_path / "other", "--corpus", "docs", "--replace",
+                       "--store", store_url)  # fmt: skip
+    assert replaced.code == 0, replaced.stderr
+    assert corpus_sources(store_url, "docs") == (f"root {(tmp_path / 'other').resolve()}",
+                                                 ["guide.md"])  # fmt: skip
+
+
+def test_a_repository_reindexed_by_another_spelling_is_the_same_source(make_repo, tmp_path):
+    repo = make_repo("handbook")
+    repo.commit(HANDBOOK)
+    store = tmp_path / "store"
+    for url in (repo.url, repo.url + "/", str(repo.path)):
+        done = run_cli("ingest", "--repo", url, "--corpus", "hb", "--store", store)
+        assert done.code == 0, done.stderr
+    assert corpus_sources(str(store), "hb")[0] == f"repo {repo.path.resolve()}"
+    write(tmp_path / "other", OTHER)
+    refused = run_cli("ingest", "--root", tmp_path / "other", "--corpus", "hb", "--store", store)
+    assert_clean_failure(refused, 2, "holds repo", "--replace")
+
+
+def test_jsonl_names_no_source_and_loads_into_any_corpus(tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    store = tmp_path / "store"
+    assert run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store).code == 0
+    records = jsonl(tmp_path / "r.jsonl", [record("notes.md", 1, "Some notes.")])
+    loaded = run_cli("index", records, "--corpus", "docs", "--store", store)
+    assert loaded.code == 0, loaded.stderr
+    assert corpus_sources(str(store), "docs") == (
+        f"root {(tmp_path / 'handbook').resolve()}",
+        ["notes.md"],
+    )
+
+
+# --- the library --------------------------------------------------------------------------
+
+
+def test_the_library_takes_source_and_replace(store, tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    write(tmp_path / "other", OTHER)
+    handbook = corpus_source("root", str(tmp_path / "handbook"))
+    other = corpus_source("root", str(tmp_path / "other"))
+    load_records(store, flatten_root(tmp_path / "handbook", FlattenOptions()), "docs",
+                 source=handbook)  # fmt: skip
+    with pytest.raises(CorpusSourceMismatch) as refused:
+        load_records(store, flatten_root(tmp_path / "other", FlattenOptions()), "docs",
+                     source=other)  # fmt: skip
+    assert refused.value.reason == "corpus-source-mismatch" and refused.value.exit_code == 2
+    report = load_records(store, flatten_root(tmp_path / "other", FlattenOptions()), "docs",
+                          source=other, replace=True)  # fmt: skip
+    assert (report.added, report.removed) == (1, 0)  # replaced wholesale, not a removal count
+    assert [c["name"] for c in stats(store)["corpora"]] == ["docs"]
+    assert store.db.execute("SELECT source FROM corpora").fetchall() == [(other,)]
+    assert store.db.execute("SELECT source FROM documents").fetchall() == [("guide.md",)]
+
+
+# --- a store of the previous version --------------------------------------------------------
+
+
+def _as_before_m006(store: Path) -> None:
+    db = sqlite3.connect(store / "index.sqlite")
+    db.executescript(
+        "ALTER TABLE corpora DROP COLUMN source; "
+        "DELETE FROM schema_migrations WHERE name = 'm006_corpus_source';"
+    )
+    db.close()
+
+
+def test_a_store_without_sources_is_read_then_upgraded_and_adopts_the_next_source(tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    write(tmp_path / "other", OTHER)
+    store = tmp_path / "store"
+    assert run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                   "--store", store).code == 0  # fmt: skip
+    _as_before_m006(store)
+    read = run_cli("stats", "--store", store)  # a reader reads it as it is
+    assert read.code == 0 and "corpus docs: 2 documents" in read.stdout, read.stderr
+    # The old corpus has no source: the next load, of whatever source, adopts it.
+    adopted = run_cli("ingest", "--root", tmp_path / "other", "--corpus", "docs",
+                      "--max-delete", "100%", "--store", store)  # fmt: skip
+    assert adopted.code == 0, adopted.stderr
+    assert corpus_sources(str(store), "docs") == (f"root {(tmp_path / 'other').resolve()}",
+                                                  ["guide.md"])  # fmt: skip
+    refused = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                      "--store", store)  # fmt: skip
+    assert_clean_failure(refused, 2, "holds root", "--replace")
