@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 
 from flatten.options import KINDS  # noqa: F401  (re-exported)
+from slicers.base import split_lines
 from slicers.openapi import sniff_spec
+from slicers.rst import find_rst_headings
 
 
 @dataclass(frozen=True)
@@ -244,14 +246,55 @@ def classify(rel_path: str, first_line: str = "") -> FileClass:
 
 
 def classify_text(rel_path: str, text: str) -> FileClass:
-    """`classify` with a look at the text: its shebang, and whether a JSON/YAML file is an API
-    spec or a JSON Schema (docs, sliced per operation and schema)."""
+    """`classify` with a look at the text: its shebang, whether a JSON/YAML file is an API
+    spec or a JSON Schema (docs, sliced per operation and schema), and whether a text document
+    (`.txt`, `README`) is reStructuredText (sliced by its sections)."""
     file_class = classify(rel_path, text[:200].split("\n", 1)[0])
+    if file_class.fmt == "text" and file_class.is_docs and looks_like_rst(text):
+        return FileClass("rst", "rst", "rst", is_docs=True)
     if _suffix(rel_path) in SPEC_SUFFIXES:
         kind = sniff_spec(text)
         if kind is not None:
             return FileClass("openapi", kind, file_class.lang, is_docs=True)
     return file_class
+
+
+# Markup that only reST gives a meaning to: a directive (`.. note::`, `.. code-block:: python`),
+# a hyperlink target (`.. _install:`), a substitution definition (`.. |logo| image:: x.png`), a
+# role (`:ref:`install``, `:py:class:`Widget``), or an inline literal in double backquotes.
+_RST_MARKUP = re.compile(
+    r"^[ \t]*\.\. (?:\w[\w:+.-]*::|_[^:\n]+:|\|[^|\n]+\| \w[\w:+.-]*::)"
+    r"|(?<![\w`:]):[A-Za-z][\w+.-]*(?::[A-Za-z][\w+.-]*)*:`[^`\n]+`"
+    r"|(?<![\w`])``[^`\s](?:[^`\n]*[^`\s])?``(?![\w`])",
+    re.MULTILINE,
+)
+
+
+def looks_like_rst(text: str) -> bool:
+    """Whether a text document is reStructuredText (Sphinx projects name their sources `.txt`):
+    it holds reST's own markup (directives, targets, substitutions, roles, literals) twice, or
+    once beside a section title docutils accepts (adorned at least as long as its text).
+
+    Titles alone are no evidence, over- and underlined or not: plain text underlines headings
+    too, boxes banners in lines of `=` or `-`, and fences examples between lines of dashes
+    (and markdown's setext headings look the same); such text reads as well in size windows.
+    """
+    markup = 0
+    for _ in _RST_MARKUP.finditer(text):
+        markup += 1
+        if markup == 2:
+            return True
+    if not markup:
+        return False
+    lines = split_lines(text)
+    return any(_is_rst_title(lines, heading.end) for heading in find_rst_headings(lines))
+
+
+def _is_rst_title(lines: list[str], end: int) -> bool:
+    """A title (underlined, or overlined too) whose underline is at least as long as its text:
+    the slicer takes shorter ones too, as docutils does with a warning; evidence of reST takes
+    only what docutils accepts."""
+    return len(lines[end - 1].rstrip()) >= len(lines[end - 2].strip()) > 0
 
 
 def might_be_docs(rel_path: str) -> bool:
