@@ -14,12 +14,14 @@ use); otherwise estimated as characters / 4, and labelled as an estimate.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from flatten.corpus_names import source_corpus
 from flatten.errors import FlattenError, UsageError
 from flatten.record import Record, place
 
@@ -92,6 +94,21 @@ class Pack:
             "bytes": len(self.text.encode("utf-8")),
             "files": [{"path": f.path, "tokens": f.tokens} for f in self.files],
         }
+
+
+def pack_title(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    repo: str | None = None,
+    url: str | None = None,
+    commit: str | None = None,
+) -> str:
+    """What was packed, named as its corpus is (`flatten.corpus_names`): the repository's or the
+    folder's name, or the site's host and path, at its commit. Never a local path: the pack goes
+    into a prompt or to another machine, where where it was made means nothing (and may say
+    more than it should)."""
+    name = source_corpus(root=None if root is None else os.fspath(root), repo=repo, url=url)
+    return f"{name} @ {commit}" if commit else name
 
 
 def group_by_file(records: Iterable[Record]) -> list[tuple[str, tuple[Record, ...]]]:

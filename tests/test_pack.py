@@ -42,7 +42,7 @@ def _pack(tree, *args):
 
 def test_markdown_pack_has_the_tree_then_each_slice_under_its_path_and_line_range(tree):
     text = _pack(tree, "-q").stdout
-    assert text.startswith(f"# {tree}\n")
+    assert text.startswith("# project\n")  # the folder's name, never where it lies
     assert (
         "```\n.\n├── README.md\n└── docs/\n    ├── fences.md\n    ├── guide/\n"
         "    │   └── install.md\n    └── reference/\n        └── cli.rst\n```\n"
@@ -171,3 +171,22 @@ def test_any_content_gives_well_formed_xml_that_keeps_the_text(content):
     # XML 1.0 cannot hold C0 controls (they become U+FFFD) and reads CR LF / CR as LF
     expected = re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]", "\ufffd", content)
     assert kept == expected.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def test_the_pack_names_the_repository_or_folder_never_a_local_path(make_repo, tmp_path):
+    repo = make_repo("handbook")
+    commit = repo.commit({"README.md": "# Handbook\n\nRead me.\n"})
+    for source in (("--repo", repo.url), ("--repo", str(repo.path)), ("--root", repo.path)):
+        text = _pack_source(*source, "--style", "xml")
+        assert f'<pack title="handbook @ {commit}">' in text
+        assert str(tmp_path) not in text
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# A\n")
+    text = _pack_source("--root", tmp_path / "notes" / ".")
+    assert text.startswith("# notes\n") and str(tmp_path) not in text
+
+
+def _pack_source(*args):
+    result = run_cli("pack", *args, "-q")
+    assert result.code == 0, result.stderr
+    return result.stdout

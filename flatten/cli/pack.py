@@ -32,13 +32,6 @@ class Encoding(StrEnum):
 _PACK = "Pack"
 
 
-def pack_title(report: RunReport) -> str:
-    """What was packed: the repository (at its commit) or the folder or site."""
-    where = report.provenance.repo_url or report.source
-    commit = report.provenance.commit
-    return f"{where} @ {commit}" if commit else where
-
-
 @with_options_of(flatten_command, drop=("fmt",))
 def pack_command(
     style: Annotated[Style, typer.Option("--style", rich_help_panel=_PACK,
@@ -56,7 +49,7 @@ def pack_command(
 ) -> None:  # fmt: skip
     """Pack a folder, a git repository or a docs site into ONE markdown or XML file for a
     prompt: a directory tree, then every slice under its path and line range."""
-    from flatten.pack import check_budget, pack, token_counter, token_table
+    from flatten.pack import check_budget, pack, pack_title, token_counter, token_table
     from flatten.writer import write_text
 
     counter = token_counter(encoding.value)
@@ -64,7 +57,9 @@ def pack_command(
 
     def consume(records: Iterator[Record], report: RunReport) -> None:
         kept = list(records)  # the title needs the source, known once the run is under way
-        result = pack(kept, style=style.value, title=pack_title(report), counter=counter)
+        title = pack_title(root=options["root"], repo=options["repo"], url=options["url"],
+                           commit=report.provenance.commit)  # fmt: skip
+        result = pack(kept, style=style.value, title=title, counter=counter)
         report.pack = result.to_dict()
         check_budget(result, token_budget)  # before writing: over budget, nothing is written
         write_text(result.text, output)
