@@ -323,6 +323,9 @@ def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[To
     return list(entries.values())
 
 
+NO_KIND = "(no kind)"  # how `stats` counts chunks whose records named no kind (foreign JSONL)
+
+
 def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
     """Corpora, documents, chunks and kinds (of one corpus, if named); the store's vectors."""
     db = store.db
@@ -354,7 +357,7 @@ def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
         "chunks": sum(c["chunks"] for c in corpora),
         "kinds": dict(
             db.execute(
-                f"SELECT coalesce(c.kind, '?'), count(*) FROM {CHUNKS} "
+                f"SELECT coalesce(nullif(c.kind, ''), '{NO_KIND}'), count(*) FROM {CHUNKS} "
                 f"{where} GROUP BY 1 ORDER BY 2 DESC",
                 params,
             ).fetchall()

@@ -730,6 +730,13 @@ def spool_stdin() -> Path:
     return _spool("stdin", lambda out: shutil.copyfileobj(sys.stdin.buffer, out))
 
 
+def spool_pipe(path: Path) -> Path:
+    """A named pipe, or a process substitution (`index <(...)`, a /dev/fd/N pipe), to a
+    temporary file: it can be read once, and the two passes read it twice."""
+    with open(path, "rb") as handle:
+        return _spool("pipe", lambda out: shutil.copyfileobj(handle, out))
+
+
 def stdin_is_stream() -> bool:
     """Standard input is a pipe or socket: a stream `load_files` wants framed. A file redirected
     to it (`index - < corpus.jsonl`) is a file."""

@@ -159,7 +159,7 @@ def index_command(
     from flatten.report import RunReport
     from flatten.summary import Summary
     from index.ingest import refuse_other_source
-    from index.loader import spool_records, spool_stdin, stdin_is_stream
+    from index.loader import spool_pipe, spool_records, spool_stdin, stdin_is_stream
 
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
@@ -190,7 +190,11 @@ def index_command(
                         streams.append(temporary[-1])
                     continue
                 path = Path(raw)
-                if path.is_dir():
+                if path.is_fifo():  # a named pipe or `<(...)`: read once, framed as stdin is
+                    temporary.append(spool_pipe(path))
+                    files.append(temporary[-1])
+                    streams.append(temporary[-1])
+                elif path.is_dir():
                     assert run is not None
                     temporary.append(spool_records(flatten_root(path, options, run)))
                     files.append(temporary[-1])
