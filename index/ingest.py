@@ -35,10 +35,10 @@ if TYPE_CHECKING:  # numpy and httpx load only when embeddings are configured
 class IngestOptions:
     partial: bool = False  # add and update only; keep documents this run does not mention
     reindex: bool = False  # drop the corpus (and vectors of another identity) and load afresh
-    replace: bool = False  # the corpus's documents replaced by this load's, whatever its source
     wait: float = 60.0  # seconds to wait for another writer
     embedding: EmbeddingConfig | None = None  # None: load only
     max_delete: RemovalLimit = DEFAULT_LIMIT  # how much of the corpus a snapshot may remove
+    replace: bool = False  # the corpus's documents replaced by this load's, whatever its source
 
 
 @dataclass

@@ -198,3 +198,22 @@ def test_a_store_without_sources_is_read_then_upgraded_and_adopts_the_next_sourc
     refused = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
                       "--store", store)  # fmt: skip
     assert_clean_failure(refused, 2, "holds root", "--replace")
+
+
+def test_a_many_source_run_refuses_a_corpus_of_another_source_and_loads_the_rest(tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    write(tmp_path / "other", OTHER)
+    store, sources = tmp_path / "store", tmp_path / "sources.yaml"
+    sources.write_text(f"- root: {tmp_path / 'handbook'}\n  corpus: docs\n")
+    assert run_cli("ingest", "--sources", sources, "--store", store).code == 0
+    sources.write_text(f"- root: {tmp_path / 'other'}\n  corpus: docs\n"
+                       f"- root: {tmp_path / 'other'}\n  corpus: other\n")  # fmt: skip
+    mixed = run_cli("ingest", "--sources", sources, "--store", store, "--json")
+    assert mixed.code == 2, mixed.stderr
+    reasons = {s["corpus"]: (s["error"] or {}).get("reason") for s in map(json.loads,
+               mixed.stdout.splitlines())}  # fmt: skip
+    assert reasons == {"docs": "corpus-source-mismatch", "other": None}
+    assert corpus_sources(str(store), "docs")[1] == ["README.md", "docs/install.md"]
+    replaced = run_cli("ingest", "--sources", sources, "--replace", "--store", store)
+    assert replaced.code == 0, replaced.stderr
+    assert corpus_sources(str(store), "docs")[1] == ["guide.md"]
