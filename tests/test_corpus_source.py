@@ -217,3 +217,18 @@ def test_a_many_source_run_refuses_a_corpus_of_another_source_and_loads_the_rest
     replaced = run_cli("ingest", "--sources", sources, "--replace", "--store", store)
     assert replaced.code == 0, replaced.stderr
     assert corpus_sources(str(store), "docs")[1] == ["guide.md"]
+
+
+def test_an_older_store_on_either_backend_upgrades_and_adopts(store_url, tmp_path):
+    write(tmp_path / "handbook", HANDBOOK)
+    assert (
+        run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store_url).code == 0
+    )
+    with Store.open(store_url) as store, store.write():  # as the previous version left it
+        store.db.execute("ALTER TABLE corpora DROP COLUMN source")
+        store.db.execute("DELETE FROM schema_migrations WHERE name = 'm006_corpus_source'")
+    with Store.open(store_url) as store:  # a writer applies m006: the corpus has no source yet
+        assert store.db.execute("SELECT name, source FROM corpora").fetchall() == [("docs", None)]
+    again = run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store_url)
+    assert again.code == 0 and "2 unchanged" in again.stdout, again.stderr
+    assert corpus_sources(store_url, "docs")[0] == f"root {(tmp_path / 'handbook').resolve()}"
