@@ -58,6 +58,18 @@ def test_every_spelling_of_a_repository_is_one_source(spelling, tmp_path, monkey
     assert corpus_source("repo", spelling) == "repo github.com/encode/httpx"
 
 
+_NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
+
+
+@given(host=st.sampled_from(["github.com", "gitlab.example.org", "git.example.com"]),
+       owner=_NAME, name=_NAME)  # fmt: skip
+def test_a_repository_is_one_source_over_https_ssh_and_scp(host, owner, name):
+    path = f"{owner}/{name}"
+    spellings = [f"https://{host}/{path}", f"https://{host.upper()}/{path}.git/",
+                 f"ssh://git@{host}/{path}.git", f"git@{host}:{path}.git"]  # fmt: skip
+    assert {corpus_source("repo", s) for s in spellings} == {f"repo {host}/{path}"}
+
+
 def test_a_local_repository_and_a_folder_are_their_absolute_paths(tmp_path, monkeypatch):
     (tmp_path / "handbook").mkdir()
     monkeypatch.chdir(tmp_path)
