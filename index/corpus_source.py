@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flatten.corpus_sources import same_source
 from flatten.errors import UsageError
 from flatten.userinfo import strip_credentials
 
@@ -43,8 +44,8 @@ def stored_source(db: Any, corpus: str) -> str | None:
 
 
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:
-    """`CorpusSourceMismatch` when both are known and differ."""
-    if stored is not None and source is not None and stored != source:
+    """`CorpusSourceMismatch` when both are known and are not one source (`same_source`)."""
+    if stored is not None and source is not None and not same_source(stored, source):
         raise CorpusSourceMismatch(corpus, stored, source)
 
 

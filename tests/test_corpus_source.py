@@ -132,6 +132,24 @@ def test_another_folder_into_a_corpus_is_refused_until_replace(store_url, tmp_pa
                                                  ["guide.md"])  # fmt: skip
 
 
+def test_a_checkout_moved_to_another_runner_path_is_the_same_source(tmp_path):
+    """CI runners check one project out under different paths: the folder's name is the same,
+    so the corpus is refreshed (and records the new path), not refused."""
+    store = tmp_path / "store"
+    write(tmp_path / "runner-1" / "handbook", HANDBOOK)
+    write(tmp_path / "runner-2" / "handbook", {**HANDBOOK, "docs/new.md": "# New\n\nText.\n"})
+    first = run_cli("index", tmp_path / "runner-1" / "handbook", "--corpus", "docs",
+                    "--store", store)  # fmt: skip
+    assert first.code == 0, first.stderr
+    moved = run_cli("index", tmp_path / "runner-2" / "handbook", "--corpus", "docs",
+                    "--store", store)  # fmt: skip
+    assert moved.code == 0, moved.stderr
+    assert corpus_sources(str(store), "docs") == (
+        f"root {(tmp_path / 'runner-2' / 'handbook').resolve()}",
+        ["README.md", "docs/install.md", "docs/new.md"],
+    )
+
+
 def test_a_repository_reindexed_by_another_spelling_is_the_same_source(make_repo, tmp_path):
     repo = make_repo("handbook")
     repo.commit(HANDBOOK)
