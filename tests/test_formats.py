@@ -146,6 +146,44 @@ def test_generated_notebooks_cover_every_cell_once(cells, budget):
     assert not result.notes
 
 
+def test_a_cell_over_the_budget_is_cut_into_parts_that_share_its_number_not_repeated():
+    rows = [f"row{i} = compute({i})  # a comment with words" for i in range(5000)]
+    cells = [{"cell_type": "markdown", "source": "# Big"},
+             {"cell_type": "code", "source": "\n".join(rows), "outputs": []},
+             {"cell_type": "markdown", "source": "after"}]  # fmt: skip
+    text = make_notebook(cells)
+    result = slice_text("notebook", text, "n.ipynb", SliceOptions(max_chars=4000))
+    assert_covers_cells(cell_sources(text), result)
+    assert all(len(s.content) <= 4000 for s in result.slices)
+    assert sum(len(s.content) for s in result.slices) < 1.1 * len(text)  # was 100x: all per part
+    joined = "\n".join(s.content for s in result.slices)
+    assert all(joined.count(f"row{i} = ") == 1 for i in (0, 1, 2500, 4999))
+    parts = [s for s in result.slices if s.start_line == s.end_line == 2]
+    assert len(parts) > 10 and all(p.title.startswith("Big (part ") for p in parts)
+
+
+_long_cell_text = st.lists(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300), max_size=30
+).map("\n".join)
+_long_cell = st.one_of(
+    st.builds(lambda s: {"cell_type": "code", "source": s, "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": s[:500]}]}, _long_cell_text),
+    st.builds(lambda h, s: {"cell_type": "markdown", "source": f"# {h}\n\n{s}"},
+              _cell_text, _long_cell_text),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_cell, _long_cell), max_size=12), st.integers(100, 1500))
+def test_cells_over_the_budget_are_partitioned_with_output_bounded_by_input(cells, budget):
+    text = make_notebook(cells)
+    result = slice_text("notebook", text, "gen.ipynb", SliceOptions(max_chars=budget))
+    assert_covers_cells(cell_sources(text), result)
+    assert all(len(s.content) <= budget for s in result.slices)
+    # Each cell's text once (fences, separators and output notes aside): never once per part.
+    assert sum(len(s.content) for s in result.slices) <= 2 * len(text) + 100
+
+
 # --- OpenAPI, Swagger, JSON Schema ------------------------------------------------------------
 
 
