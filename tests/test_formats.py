@@ -55,6 +55,12 @@ def spec(path, fmt="openapi", lang=None):
     return result
 
 
+def spec_text(text, path, max_chars=4000):
+    result = slice_text("openapi", text, path, SliceOptions(max_chars=max_chars))
+    assert_covers(text, result, max_chars)
+    return result
+
+
 def titles(result):
     return [s.title for s in result.slices]
 
@@ -222,6 +228,29 @@ def test_swagger_2_json_operations_start_at_their_own_keys():
     assert by_title["schema Pet"].content.lstrip().startswith('"Pet": {')
 
 
+def test_minified_json_spec_is_sliced_per_operation_on_its_one_line():
+    text = json.dumps(json.loads(SPECS[1].read_text()), separators=(",", ":"))
+    assert "\n" not in text
+    result = spec_text(text, "petstore.min.json")
+    assert {(s.start_line, s.end_line) for s in result.slices} == {(1, 1)}
+    by_title = {s.title.split(" (part")[0]: s for s in result.slices}
+    assert titles(result)[0].startswith("info: Swagger Petstore 1.0.7")
+    assert {"GET /pet/{petId}", "DELETE /store/order/{orderId}", "schema Pet"} <= set(by_title)
+    get_pet = by_title["GET /pet/{petId}"]
+    assert get_pet.content.startswith('"/pet/{petId}":{"get":{')
+    assert '"operationId":"getPetById"' in get_pet.content
+    assert '"operationId":"updatePetWithForm"' not in get_pet.content
+    assert get_pet.symbol == "getPetById"
+    assert "".join(s.content for s in result.slices) == text  # the line, cut, nothing repeated
+
+
+def test_minified_json_spec_is_docs_whichever_key_comes_first():
+    doc = {"info": {"title": "T", "version": "1"}, "paths": {}, "openapi": "3.1.0"}
+    assert classify_text("api.json", json.dumps(doc, separators=(",", ":"))).kind == "openapi"
+    doc = {"info": {"x": {"openapi": "3"}}}  # a key named openapi, not at the top
+    assert not classify_text("api.json", json.dumps(doc, separators=(",", ":"))).is_docs
+
+
 def test_json_schema_has_one_slice_per_definition():
     result = spec(SPECS[2])
     data = json.loads(SPECS[2].read_text())
@@ -280,7 +309,9 @@ def generated_specs(draw):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(generated_specs(), st.sampled_from(["json2", "json4", "yaml"]), st.integers(300, 4000))
+@given(
+    generated_specs(), st.sampled_from(["json0", "json2", "json4", "yaml"]), st.integers(300, 4000)
+)
 def test_generated_specs_slice_per_operation_with_true_ranges(drawn, layout, budget):
     doc, tokens = drawn
     if layout == "yaml":
@@ -289,13 +320,16 @@ def test_generated_specs_slice_per_operation_with_true_ranges(drawn, layout, bud
         out = io.StringIO()
         YAML().dump(doc, out)
         text = out.getvalue()
+    elif layout == "json0":
+        text = json.dumps(doc, separators=(",", ":"))  # minified: one line
     else:
         text = json.dumps(doc, indent=int(layout[-1]))
     result = slice_text("openapi", text, "api", SliceOptions(max_chars=budget))
-    assert_covers(text, result)
+    assert_covers(text, result, budget)
     for title, token in tokens.items():
         owners = [s for s in result.slices if f"summary: {token}" in s.content
-                  or f'"summary": "{token}"' in s.content]  # fmt: skip
+                  or f'"summary": "{token}"' in s.content
+                  or f'"summary":"{token}"' in s.content]  # fmt: skip
         assert len(owners) == 1 and owners[0].title.split(" (part")[0] == title
 
 
