@@ -1,6 +1,8 @@
-"""OpenAPI 3.x, Swagger 2.0 and JSON Schema: one slice per operation and per schema.
+"""OpenAPI 3.x, Swagger 2.0, AsyncAPI and JSON Schema: one slice per operation and per schema.
 
-Recognised by a top-level `openapi` / `swagger` key, or `$schema` with `definitions`/`$defs`.
+Recognised by a top-level `openapi` / `swagger` / `asyncapi` key, or `$schema` with
+`definitions`/`$defs`. AsyncAPI gets one slice per channel (`channel user/signedup`, with its
+2.x publish/subscribe operations) and per 3.x operation (`operation onLightMeasured`).
 Slices, in file order:
 
 - the top-level keys that are not paths or schemas (`openapi`, `info`, `servers`, `tags`...),
@@ -12,14 +14,15 @@ Slices, in file order:
 Slices are the file's own lines, so ranges are true: each unit starts at its key's line and runs
 to the next unit, so every line belongs to exactly one slice. Minified JSON (one line) is cut at
 its units' keys instead: each slice is a piece of line 1, and the pieces, in order, are the line.
-A minified spec whose `openapi`/`swagger` key is not the first is recognised by a parse. JSON positions come from a small
-scan of the keys (JSON is not always YAML, and a YAML parse is slow on big files). YAML positions
-come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster than ruamel.yaml's pure-Python
-parser) read with ruamel's own YAML 1.2 scalar rules, so the data is what ruamel would load;
-what LibYAML cannot read the same way (tags, anchors, merges, directives, tabs, duplicate keys)
-goes through ruamel.yaml's round-trip loader as before. The container lines above a unit
-(`paths:`, `/pets:`) go with it, and so do the comments directly above it. A file that does not
-parse, or is no spec, is sliced as YAML or as windows.
+A minified spec whose `openapi`/`swagger` key is not the first is recognised by a parse.
+
+JSON positions come from a small scan of the keys (JSON is not always YAML, and a YAML parse is slow
+on big files). YAML positions come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster
+than ruamel.yaml's pure-Python parser) read with ruamel's own YAML 1.2 scalar rules, so the data is
+what ruamel would load; what LibYAML cannot read the same way (tags, anchors, merges, directives,
+tabs, duplicate keys) goes through ruamel.yaml's round-trip loader as before. The container lines
+above a unit (`paths:`, `/pets:`) go with it, and so do the comments directly above it. A file that
+does not parse, or is no spec, is sliced as YAML or as windows.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from slicers.windows import Window, cut_line, pack_windows, slice_windows, windo
 from slicers.yaml import slice_yaml
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_SNIFF_YAML = re.compile(r"^(?:openapi|swagger|[\"']?\$schema[\"']?)[ \t]*:", re.M)
+_SNIFF_YAML = re.compile(r"^(?:openapi|swagger|asyncapi|[\"']?\$schema[\"']?)[ \t]*:", re.M)
 # A top-level key of pretty-printed JSON (indented 0-4), or the first key of one-line JSON.
-_SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \t]*:", re.M)
-_SPEC_KEY_ANYWHERE = re.compile(r"\"(?:openapi|swagger)\"[ \t]*:")
+_SNIFF_JSON = re.compile(
+    r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|asyncapi|\$schema)\"[ \t]*:", re.M
+)
+_SPEC_KEY_ANYWHERE = re.compile(r"\"(?:openapi|swagger|asyncapi)\"[ \t]*:")
 _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
@@ -59,7 +64,8 @@ Path = tuple[str, ...]
 
 
 def sniff_spec(text: str) -> str | None:
-    """A cheap look at the text (no parse): `openapi` (OpenAPI or Swagger), `jsonschema`, or None.
+    """A cheap look at the text (no parse): `openapi` (OpenAPI or Swagger), `asyncapi`,
+    `jsonschema`, or None.
 
     `$schema` alone is not enough: many config files (tsconfig, renovate) point at their schema.
     """
@@ -68,25 +74,30 @@ def sniff_spec(text: str) -> str | None:
     if match is None:
         # Minified JSON keeps its keys on one line in any order: a key's name alone does not say
         # it is at the top, so the (rare) file that names one is parsed to see.
-        return "openapi" if is_json and _spec_key_at_top(text) else None
+        return _spec_key_at_top(text) if is_json else None
+    if "asyncapi" in match.group(0):
+        return "asyncapi"
     if "$schema" not in match.group(0):
         return "openapi"
     return "jsonschema" if _SNIFF_DEFS.search(text) else None
 
 
-def _spec_key_at_top(text: str) -> bool:
+def _spec_key_at_top(text: str) -> str | None:
     if _SPEC_KEY_ANYWHERE.search(text) is None:
-        return False
+        return None
     try:
-        return spec_kind(json.loads(text)) in ("openapi", "swagger")
+        kind = spec_kind(json.loads(text))
     except (ValueError, RecursionError):
-        return False
+        return None
+    return {"openapi": "openapi", "swagger": "openapi", "asyncapi": "asyncapi"}.get(str(kind))
 
 
 def spec_kind(data: Any) -> str | None:
-    """`openapi`, `swagger`, `jsonschema`, or None for any other document."""
+    """`openapi`, `swagger`, `asyncapi`, `jsonschema`, or None for any other document."""
     if not isinstance(data, dict):
         return None
+    if "asyncapi" in data:
+        return "asyncapi"
     if "openapi" in data and isinstance(data.get("paths", {}), dict):
         return "openapi"
     if "swagger" in data and isinstance(data.get("paths", {}), dict):
@@ -403,7 +414,16 @@ def _units(
                         refs = _refs(op, budget)[:_MAX_REFS]
                         meta = (("schemas", ", ".join(refs)),) if refs else ()
                         add(("paths", str(route), method), _Unit(0, title, symbol, meta))
-        elif key == "components" and kind == "openapi" and isinstance(value, dict):
+        elif key in ("channels", "operations") and kind == "asyncapi" and isinstance(value, dict):
+            # AsyncAPI: one per channel (2.x holds its publish/subscribe operations) and, in
+            # 3.x, one per operation.
+            headers.add(lines.get((key,), -1))
+            for name, member in value.items():
+                refs = _refs(member, budget)[:_MAX_REFS]
+                meta = (("schemas", ", ".join(refs)),) if refs else ()
+                title = f"{key.removesuffix('s')} {name}"
+                add((key, str(name)), _Unit(0, title, str(name), meta))
+        elif key == "components" and kind in ("openapi", "asyncapi") and isinstance(value, dict):
             headers.add(lines.get(("components",), -1))
             for section, members in value.items():
                 if section == "schemas":

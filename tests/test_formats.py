@@ -251,6 +251,73 @@ def test_minified_json_spec_is_docs_whichever_key_comes_first():
     assert not classify_text("api.json", json.dumps(doc, separators=(",", ":"))).is_docs
 
 
+ASYNCAPI_2 = """asyncapi: 2.6.0
+info:
+  title: Account Service
+  version: 1.0.0
+channels:
+  user/signedup:
+    subscribe:
+      message:
+        $ref: '#/components/messages/UserSignedUp'
+  user/deleted:
+    publish:
+      message:
+        payload: {type: string}
+components:
+  messages:
+    UserSignedUp:
+      payload:
+        $ref: '#/components/schemas/User'
+  schemas:
+    User:
+      type: object
+"""
+
+ASYNCAPI_3 = """{
+  "asyncapi": "3.0.0",
+  "info": {"title": "Lights", "version": "1"},
+  "channels": {
+    "lightingMeasured": {"address": "smartylighting/measured"}
+  },
+  "operations": {
+    "onLightMeasured": {"action": "receive", "channel": {"$ref": "#/channels/lightingMeasured"}}
+  }
+}
+"""
+
+
+def test_asyncapi_is_docs_sliced_per_channel_operation_and_schema():
+    assert classify_text("asyncapi.yaml", ASYNCAPI_2).kind == "asyncapi"
+    assert classify_text("asyncapi.json", ASYNCAPI_3).kind == "asyncapi"
+    result = spec_text(ASYNCAPI_2, "asyncapi.yaml")
+    assert titles(result) == [
+        "info: Account Service 1.0.0", "channel user/signedup", "channel user/deleted",
+        "components.messages", "schema User",
+    ]  # fmt: skip
+    assert dict(result.slices[1].meta) == {"schemas": "UserSignedUp"}
+    result = spec_text(ASYNCAPI_3, "asyncapi.json")
+    assert titles(result) == ["info: Lights 1", "channel lightingMeasured",
+                              "operation onLightMeasured"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "swagger: '2.0'\npaths:\n  /a: null\n  /b: [1, 2]\n  /c:\n    get: just text\n"
+        "definitions: [1]\n",
+        "swagger: '2.0'\npaths:\n  /a:\n    get:\n      responses: {200: {schema: {$ref: 1}}}\n"
+        "    parameters: {$ref: '#/paths/~1a'}\n",
+        '{"swagger": "2.0", "paths": {"/a": {"get": {"operationId": ["x"]}}}, "definitions": 3}',
+        "asyncapi: 2.0.0\nchannels: [a, b]\n",
+        "asyncapi: 3.0.0\nchannels:\n  a: null\noperations:\n  b: 7\ncomponents: []\n",
+        '{"asyncapi": "2.6.0", "channels": {"a": {"subscribe": {"message": {"$ref": 5}}}}}',
+    ],
+)
+def test_odd_swagger_and_asyncapi_shapes_degrade_without_raising_or_dropping(text):
+    spec_text(text, "api.yaml", max_chars=60)
+
+
 def test_json_schema_has_one_slice_per_definition():
     result = spec(SPECS[2])
     data = json.loads(SPECS[2].read_text())
