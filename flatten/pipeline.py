@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from flatten.classify import (
     NEVER_MINIFIED,
+    classify,
     classify_text,
     include_exclude_reason,
     is_boilerplate,
@@ -40,6 +41,11 @@ if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
 from slicers import Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
+from slicers.notebook import strip_outputs
+
+# A notebook is read up to this many times --max-file-size, then kept when its text without
+# outputs (`strip_outputs`) fits in --max-file-size.
+NOTEBOOK_READ_FACTOR = 16
 
 
 @dataclass(frozen=True)
@@ -68,12 +74,24 @@ class FileOutcome:
 def process_file(job: _Job) -> FileOutcome:
     """Read, decode, redact and slice one file. Never raises for anything the file contains."""
     rel = job.candidate.rel_path
+    limit = job.options.max_file_size
+    # A notebook's bytes are mostly outputs the slicer drops: the limit is on what it keeps.
+    notebook = classify(rel).fmt == "notebook"
     try:
-        data = read_snapshot(job.candidate.root, job.candidate.inner, job.options.max_file_size)
+        data = read_snapshot(
+            job.candidate.root,
+            job.candidate.inner,
+            limit * (NOTEBOOK_READ_FACTOR if notebook else 1),
+        )
         decoded = decode(data)
     except Unreadable as exc:
         return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
     text = decoded.text
+    if len(data) > limit:  # only a notebook is read past the limit
+        within = _notebook_within(rel, len(data), text, limit)
+        if isinstance(within, Skip):
+            return FileOutcome(rel, skip=within, size=len(data))
+        text = within
     file_class = classify_text(rel, text)
     if job.options.kind == "docs" and not file_class.is_docs:
         return FileOutcome(
@@ -101,6 +119,18 @@ def process_file(job: _Job) -> FileOutcome:
         records = []
     return FileOutcome(rel, records, encoded, kinds, size=len(data), notes=notes,
                        redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
+
+
+def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:
+    """A notebook read past --max-file-size: its text without outputs when that fits, else the
+    skip (`strip_outputs` writes ASCII, so its length is its size in bytes)."""
+    stripped = strip_outputs(text)
+    if stripped is None:
+        return Skip(rel, "too-large", f"{size} bytes > {limit}, and not a notebook")
+    if len(stripped) > limit:
+        detail = f"{len(stripped)} bytes without its outputs > {limit} ({size} with them)"
+        return Skip(rel, "too-large", detail)
+    return stripped
 
 
 def build_records(

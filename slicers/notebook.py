@@ -74,6 +74,45 @@ def _outputs(outputs: Any) -> str:
     return "\n\n".join(parts)
 
 
+def strip_outputs(text: str) -> str | None:
+    """The notebook as this slicer reads it, without what it drops: rich outputs' data (the
+    mime types stay, so the count of dropped outputs is the same), cell attachments and metadata
+    other than the kernel's language. None when `text` is not a notebook.
+
+    A notebook's bytes are mostly images and widget state: its size limit is measured on this.
+    """
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        return None
+    metadata = notebook.get("metadata") if isinstance(notebook.get("metadata"), dict) else {}
+    kept = {k: metadata[k] for k in ("language_info", "kernelspec") if k in metadata}
+    return json.dumps({"cells": [_strip_cell(c) for c in cells], "metadata": kept}, indent=1)
+
+
+def _strip_cell(cell: Any) -> Any:
+    if not isinstance(cell, dict):
+        return cell
+    stripped = {k: v for k, v in cell.items() if k != "attachments"}
+    outputs = cell.get("outputs")
+    if isinstance(outputs, list):
+        stripped["outputs"] = [_strip_output(o) for o in outputs]
+    return stripped
+
+
+def _strip_output(output: Any) -> Any:
+    data = output.get("data") if isinstance(output, dict) else None
+    if not isinstance(data, dict):
+        return output
+    # The text that _outputs keeps; an image's text/plain is never shown, so it goes too.
+    text_kept = not any(str(mime).startswith("image/") for mime in data)
+    thin = {m: (v if text_kept and m in _TEXT_OUTPUTS else "") for m, v in data.items()}
+    return {**output, "data": thin}
+
+
 def _render(cell: dict[str, Any], language: str) -> str:
     source = _text(cell.get("source")).strip("\n")
     if cell.get("cell_type") != "code":

@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from flatten.classify import classify_text
 from slicers import SliceOptions, slice_text
+from slicers.notebook import strip_outputs
 from slicers.openapi import json_key_lines
 from tests.conftest import FIXTURES, run_cli
 from tests.slicer_invariants import assert_covers, assert_covers_cells
@@ -188,6 +189,49 @@ def test_cells_over_the_budget_are_partitioned_with_output_bounded_by_input(cell
     assert all(len(s.content) <= budget for s in result.slices)
     # Each cell's text once (fences, separators and output notes aside): never once per part.
     assert sum(len(s.content) for s in result.slices) <= 2 * len(text) + 100
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_cell, max_size=12), st.integers(200, 3000))
+def test_a_notebook_without_its_rich_outputs_slices_the_same(cells, budget):
+    cells = [{**c, "attachments": {"a.png": {"image/png": "iVBOR"}}} for c in cells]
+    text = make_notebook(cells)
+    stripped = strip_outputs(text)
+    assert stripped is not None and "iVBOR" not in stripped
+    options = SliceOptions(max_chars=budget)
+    assert slice_text("notebook", stripped, "n.ipynb", options) == slice_text(
+        "notebook", text, "n.ipynb", options
+    )
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"cells": 3}', ""])
+def test_only_a_notebook_is_stripped(text):
+    assert strip_outputs(text) is None
+
+
+def big_image_notebook(code: str) -> str:
+    image = {"output_type": "display_data",
+             "data": {"image/png": "iVBORw0KGgo" * 150_000, "text/plain": "<Figure>"}}  # fmt: skip
+    return make_notebook([{"cell_type": "markdown", "source": "# Plots"},
+                          {"cell_type": "code", "source": code, "outputs": [image]}])  # fmt: skip
+
+
+def test_a_notebook_over_the_size_limit_is_kept_when_its_text_without_outputs_fits(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "plots.ipynb").write_text(big_image_notebook("plot(zebra)"))
+    (root / "huge.ipynb").write_text(big_image_notebook("x = 1\n" * 200_000))
+    assert (root / "plots.ipynb").stat().st_size > 1 << 20
+    report_path = tmp_path / "report.json"
+    result = run_cli("flatten", "--root", root, "--report", report_path, "-q")
+    assert result.code == 0, result.stderr
+    records = result.records()
+    assert [r["source"] for r in records] == ["plots.ipynb"]
+    assert "plot(zebra)" in records[0]["content"] and "iVBOR" not in records[0]["content"]
+    report = json.loads(report_path.read_text())
+    skipped = {s["path"]: s for s in report["skipped"]}
+    assert skipped["huge.ipynb"]["reason"] == "too-large"
+    assert "without its outputs" in skipped["huge.ipynb"]["detail"]
 
 
 # --- OpenAPI, Swagger, JSON Schema ------------------------------------------------------------
