@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Any, overload
 
 from flatten.classify import (
     NEVER_MINIFIED,
+    SPEC_SUFFIXES,
+    FileClass,
     classify,
     classify_text,
     include_exclude_reason,
     is_boilerplate,
     might_be_docs,
     path_skip_reason,
+    suffix_of,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
@@ -35,6 +38,7 @@ from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
+from flatten.spec_files import referring_title
 from flatten.writer import EncodedLines
 
 if TYPE_CHECKING:
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
 from slicers import Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
 from slicers.notebook import strip_outputs
+from slicers.refs import looks_like_fragment
 
 # A notebook is read up to this many times --max-file-size, then kept when its text without
 # outputs (`strip_outputs`) fits in --max-file-size.
@@ -93,6 +98,9 @@ def process_file(job: _Job) -> FileOutcome:
             return FileOutcome(rel, skip=within, size=len(data))
         text = within
     file_class = classify_text(rel, text)
+    part_of_spec = _part_of_spec(job.candidate, file_class, text, limit)
+    if part_of_spec is not None:
+        file_class = replace(file_class, fmt="openapi", kind="openapi", is_docs=True)
     if job.options.kind == "docs" and not file_class.is_docs:
         return FileOutcome(
             rel, skip=Skip(rel, "not-docs", "JSON/YAML, not an API spec"), size=len(data)
@@ -100,9 +108,8 @@ def process_file(job: _Job) -> FileOutcome:
     if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
     redacted = redact(text, job.options.redaction)
-    sliced = slice_text(
-        file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)
-    )
+    options = SliceOptions(job.options.max_chars, file_class.lang, title=part_of_spec or None)
+    sliced = slice_text(file_class.fmt, redacted.text, rel, options)
     if not sliced.slices:
         return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
     records = build_records(
@@ -119,6 +126,17 @@ def process_file(job: _Job) -> FileOutcome:
         records = []
     return FileOutcome(rel, records, encoded, kinds, size=len(data), notes=notes,
                        redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
+
+
+def _part_of_spec(candidate: Candidate, file_class: FileClass, text: str, limit: int) -> str | None:
+    """The title an API spec gives this file when it is a piece of one (`/users`, `schema
+    User`; "" for a piece without a role), else None. Only JSON/YAML that is no spec itself
+    and looks like a piece (a path item, an operation, a schema) is looked up."""
+    if file_class.is_docs or suffix_of(candidate.inner).lower() not in SPEC_SUFFIXES:
+        return None
+    if not looks_like_fragment(text):
+        return None
+    return referring_title(candidate.root, candidate.inner, limit)
 
 
 def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:

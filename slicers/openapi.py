@@ -61,6 +61,7 @@ _SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n
 _HASH_AFTER_BLOCK = re.compile(r"[|>][-+0-9]*#")
 
 Path = tuple[str, ...]
+_WITH_PATHS = ("openapi", "swagger", "asyncapi")
 
 
 def sniff_spec(text: str) -> str | None:
@@ -90,6 +91,12 @@ def _spec_key_at_top(text: str) -> str | None:
     except (ValueError, RecursionError):
         return None
     return {"openapi": "openapi", "swagger": "openapi", "asyncapi": "asyncapi"}.get(str(kind))
+
+
+def parse_spec(text: str) -> Any:
+    """The data of a JSON or YAML file (None when it does not parse)."""
+    loaded = _load(text)
+    return None if loaded is None else loaded.data
 
 
 def spec_kind(data: Any) -> str | None:
@@ -382,9 +389,10 @@ def _refs(node: Any, budget: _Budget) -> list[str]:
 
 
 def _units(
-    data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget
+    data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget, route: str = ""
 ) -> tuple[list[_Unit], set[int]]:
-    """The units and the lines of the containers above them (`paths:`, `/pets:`)."""
+    """The units and the lines of the containers above them (`paths:`, `/pets:`). `route`: a
+    path item's route, from the spec that refers to it."""
     units: list[_Unit] = []
     headers: set[int] = set()
 
@@ -398,22 +406,29 @@ def _units(
         for name in members if isinstance(members, dict) else ():
             add((*path, str(name)), _Unit(0, f"schema {name}", str(name)))
 
+    def operations(prefix: Path, route: str, item: Any) -> None:
+        for method in METHODS if isinstance(item, dict) else ():
+            if method in item:
+                op = item[method]
+                title = f"{method.upper()} {route}"
+                op_id = op.get("operationId") if isinstance(op, dict) else None
+                # Symbols are text: `operationId: 1` or `true` names nothing.
+                symbol = op_id if isinstance(op_id, str) and op_id else title
+                refs = _refs(op, budget)[:_MAX_REFS]
+                meta = (("schemas", ", ".join(refs)),) if refs else ()
+                add((*prefix, method), _Unit(0, title, symbol, meta))
+
+    if kind == "pathitem":
+        operations((), route, data)
     for key, value in data.items():
         key = str(key)
-        if key == "paths" and kind != "jsonschema" and isinstance(value, dict):
+        if kind == "pathitem" and key in METHODS:
+            continue
+        if key == "paths" and kind in _WITH_PATHS and isinstance(value, dict):
             headers.add(lines.get(("paths",), -1))
-            for route, item in value.items():
-                headers.add(lines.get(("paths", str(route)), -1))
-                for method in METHODS if isinstance(item, dict) else ():
-                    if method in item:
-                        op = item[method]
-                        title = f"{method.upper()} {route}"
-                        op_id = op.get("operationId") if isinstance(op, dict) else None
-                        # Symbols are text: `operationId: 1` or `true` names nothing.
-                        symbol = op_id if isinstance(op_id, str) and op_id else title
-                        refs = _refs(op, budget)[:_MAX_REFS]
-                        meta = (("schemas", ", ".join(refs)),) if refs else ()
-                        add(("paths", str(route), method), _Unit(0, title, symbol, meta))
+            for name, item in value.items():
+                headers.add(lines.get(("paths", str(name)), -1))
+                operations(("paths", str(name)), str(name), item)
         elif key in ("channels", "operations") and kind == "asyncapi" and isinstance(value, dict):
             # AsyncAPI: one per channel (2.x holds its publish/subscribe operations) and, in
             # 3.x, one per operation.
@@ -447,6 +462,8 @@ def _top_title(keys: list[str], data: dict[str, Any], kind: str, path: str) -> t
     if kind == "jsonschema":
         name = data.get("title") or data.get("$id") or data.get("id") or path
         return f"schema {name} (root)", str(name)
+    if kind in ("pathitem", "fragment"):
+        return path, path  # the route or title the referring spec gives this file
     shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
     return shown, keys[0]
 
@@ -466,6 +483,9 @@ def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: boo
         return _fallback(text, path, options, "did not parse; sliced as text")
     data = loaded.data
     kind = spec_kind(data)
+    if kind is None and options.title and isinstance(data, dict):
+        # A piece of a multi-file spec, titled by the spec that refers to it (slicers.refs).
+        kind = "pathitem" if any(isinstance(data.get(m), dict) for m in METHODS) else "fragment"
     if kind is None:
         return _fallback(text, path, options, "")  # no spec after all: a plain JSON/YAML file
     lines = split_lines(text)
@@ -475,7 +495,8 @@ def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: boo
     positions = loaded.offsets if one_line and loaded.offsets is not None else loaded.lines
     try:
         # Without aliases every node is at least one character of the file, walked once.
-        units, headers = _units(data, kind, positions, _Budget(2 * len(text) + 1000))
+        budget = _Budget(2 * len(text) + 1000)
+        units, headers = _units(data, kind, positions, budget, options.title or "")
     except _OverBudget:
         return _fallback(text, path, options, "aliases expand past the file's size; sliced as text")
     merged = _merge(units)
@@ -487,7 +508,7 @@ def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: boo
         end = starts[i + 1] if i + 1 < len(merged) else limit
         title, symbol = (unit.title, unit.symbol)
         if keys:
-            title, symbol = _top_title(keys, data, kind, path)
+            title, symbol = _top_title(keys, data, kind, options.title or path)
         if one_line:
             cuts = cut_line(lines[0][starts[i] : end], options.max_chars)
             windows = [Window(0, 1, (starts[i] + a, starts[i] + b)) for a, b in cuts]
