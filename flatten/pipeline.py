@@ -10,6 +10,7 @@ bytes, where unpickling and encoding every record was the serial part of a paral
 from __future__ import annotations
 
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,7 @@ class _Job:
     repo_prefix: str | None = None  # the root's path in the repository; None: not a git source
     dirty: bool = False  # the file is not what the provenance's commit holds
     encode_as: str | None = None  # a layout: the records come back as its JSON lines
+    run: str = ""  # names this run: what workers learn about the tree is kept for it alone
 
 
 @dataclass
@@ -98,7 +100,7 @@ def process_file(job: _Job) -> FileOutcome:
             return FileOutcome(rel, skip=within, size=len(data))
         text = within
     file_class = classify_text(rel, text)
-    part_of_spec = _part_of_spec(job.candidate, file_class, text, limit)
+    part_of_spec = _part_of_spec(job, file_class, text)
     if part_of_spec is not None:
         file_class = replace(file_class, fmt="openapi", kind="openapi", is_docs=True)
     if job.options.kind == "docs" and not file_class.is_docs:
@@ -128,15 +130,16 @@ def process_file(job: _Job) -> FileOutcome:
                        redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
 
 
-def _part_of_spec(candidate: Candidate, file_class: FileClass, text: str, limit: int) -> str | None:
+def _part_of_spec(job: _Job, file_class: FileClass, text: str) -> str | None:
     """The title an API spec gives this file when it is a piece of one (`/users`, `schema
     User`; "" for a piece without a role), else None. Only JSON/YAML that is no spec itself
     and looks like a piece (a path item, an operation, a schema) is looked up."""
+    candidate = job.candidate
     if file_class.is_docs or suffix_of(candidate.inner).lower() not in SPEC_SUFFIXES:
         return None
     if not looks_like_fragment(text):
         return None
-    return referring_title(candidate.root, candidate.inner, limit)
+    return referring_title(job.run, candidate.root, candidate.inner, job.options.max_file_size)
 
 
 def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:
@@ -225,6 +228,7 @@ def flatten_tree(
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
+    run = uuid.uuid4().hex
     report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
@@ -235,7 +239,7 @@ def flatten_tree(
             report.skip(Skip(entry.rel_path, reason))
         else:
             dirty = entry.rel_path in changed
-            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as))
+            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as, run))
     report.files_total = len(jobs)
 
     for outcome in ordered_map(process_file, jobs, workers=options.workers):

@@ -6,9 +6,8 @@ one above it, up to the root, are read and their local `$ref`s followed file to 
 below the root are read, each with `read_snapshot` (never through a symbolic link, never past the
 size limit), each once (a cycle of references ends), and at most MAX_FILES from one directory.
 
-The answer for a directory is kept for the process (a worker looks up many pieces of one spec)
-and checked, before each use, against the size and modification time of every file it was read
-from and of the directory itself.
+The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
+one spec): `run` names the run, and a new one starts afresh.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import deque
-from dataclasses import dataclass
 
 from flatten.classify import SPEC_SUFFIXES, suffix_of
 from flatten.content import Unreadable, decode, read_snapshot
@@ -24,26 +22,17 @@ from slicers.openapi import parse_spec, sniff_spec
 from slicers.refs import local_refs
 
 MAX_FILES = 2000
-_CACHE_SIZE = 256
 
-Stamp = tuple[str, int, int]  # a path below the root, its size and mtime (-1 when gone)
-
-
-@dataclass(frozen=True)
-class _Refs:
-    titles: dict[str, str]  # each referenced file -> its title ("" for none)
-    stamps: tuple[Stamp, ...]
+# (run, root, directory, limit) -> each file the directory's specs refer to -> its title.
+_cache: dict[tuple[str, str, str, int], dict[str, str]] = {}
 
 
-_cache: dict[tuple[str, str, int], _Refs] = {}
-
-
-def referring_title(root: str, inner: str, limit: int) -> str | None:
+def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
     """The title a spec at or above `inner`'s directory gives it ("" when the spec refers to it
     without a role), or None when no spec refers to it."""
     directory = posixpath.dirname(inner)
     while True:
-        title = _refs_from(root, directory, limit).titles.get(inner)
+        title = _refs_from(run, root, directory, limit).get(inner)
         if title is not None:
             return title
         if not directory:
@@ -51,24 +40,13 @@ def referring_title(root: str, inner: str, limit: int) -> str | None:
         directory = posixpath.dirname(directory)
 
 
-def _refs_from(root: str, directory: str, limit: int) -> _Refs:
-    key = (root, directory, limit)
-    cached = _cache.get(key)
-    if cached is not None and all(_stamp(root, s[0]) == s for s in cached.stamps):
-        return cached
-    if len(_cache) >= _CACHE_SIZE:
-        _cache.clear()
-    found = _read_refs(root, directory, limit)
-    _cache[key] = found
-    return found
-
-
-def _stamp(root: str, inner: str) -> Stamp:
-    try:
-        info = os.stat(os.path.join(root, inner), follow_symlinks=False)
-    except OSError:
-        return (inner, -1, -1)
-    return (inner, info.st_size, info.st_mtime_ns)
+def _refs_from(run: str, root: str, directory: str, limit: int) -> dict[str, str]:
+    key = (run, root, directory, limit)
+    if key not in _cache:
+        if any(other[0] != run for other in _cache):
+            _cache.clear()  # a new run: what the last one read may have changed
+        _cache[key] = _read_refs(root, directory, limit)
+    return _cache[key]
 
 
 def _text(root: str, inner: str, limit: int) -> str | None:
@@ -78,9 +56,8 @@ def _text(root: str, inner: str, limit: int) -> str | None:
         return None
 
 
-def _read_refs(root: str, directory: str, limit: int) -> _Refs:
+def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
     """Every file the specs in `directory` refer to, directly or through other such files."""
-    stamps = [_stamp(root, directory or ".")]  # a spec added or removed changes the listing
     try:
         with os.scandir(os.path.join(root, directory)) as entries:
             names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
@@ -91,7 +68,6 @@ def _read_refs(root: str, directory: str, limit: int) -> _Refs:
         inner = posixpath.join(directory, name) if directory else name
         if suffix_of(name).lower() not in SPEC_SUFFIXES:
             continue
-        stamps.append(_stamp(root, inner))
         text = _text(root, inner, limit)
         if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
             queue.append((inner, text))
@@ -105,8 +81,7 @@ def _read_refs(root: str, directory: str, limit: int) -> _Refs:
             if target in seen or len(seen) >= MAX_FILES:
                 continue
             seen.add(target)
-            stamps.append(_stamp(root, target))
             found = _text(root, target, limit)
             if found is not None:
                 queue.append((target, found))
-    return _Refs(titles, tuple(stamps))
+    return titles

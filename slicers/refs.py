@@ -21,10 +21,11 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # Nodes walked per file before giving up on the rest (YAML aliases can make a small file huge).
 _MAX_NODES = 200_000
 _SCHEMA_SECTIONS = (("components", "schemas"), ("definitions",), ("$defs",))
-# Top-level keys of the pieces a split spec is made of: path items, operations, schemas.
+# Top-level keys of the pieces a split spec is made of: path items, operations, schemas. Not
+# `type` or `parameters` alone: package.json and many configs have those.
 _FRAGMENT_KEYS = (
-    "get|put|post|delete|options|head|patch|trace|parameters|responses|requestBody|operationId"
-    "|type|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
+    "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
+    "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
 )
 _FRAGMENT = re.compile(
     rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"

@@ -67,7 +67,7 @@ TREE = {
     "api/paths/users@{id}.yaml": USER_BY_ID,
     "api/components/schemas/User.yaml": "type: object\nproperties:\n  name: {type: string}\n",
     "api/loop/a.yaml": "get:\n  responses: {}\n  x-next:\n    $ref: b.yaml\n",
-    "api/loop/b.yaml": "type: object\nx-back:\n  $ref: a.yaml\n",
+    "api/loop/b.yaml": "type: object\nproperties:\n  back:\n    $ref: a.yaml\n",
     "api/unrelated.yaml": "type: object\nproperties: {}\n",
     "outside.yaml": "get:\n  summary: SECRET-OUTSIDE\n  responses: {}\n",
 }
