@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import deque
+from dataclasses import dataclass, field
 
 from flatten.classify import SPEC_SUFFIXES, suffix_of
 from flatten.content import Unreadable, decode, read_snapshot
@@ -23,8 +24,15 @@ from slicers.refs import local_refs
 
 MAX_FILES = 2000
 
-# (run, root, directory, limit) -> each file the directory's specs refer to -> its title.
-_cache: dict[tuple[str, str, str, int], dict[str, str]] = {}
+
+@dataclass
+class _RunCache:
+    run: str = ""
+    # (root, directory, limit) -> each file the directory's specs refer to -> its title.
+    entries: dict[tuple[str, str, int], dict[str, str]] = field(default_factory=dict)
+
+
+_cache = _RunCache()
 
 
 def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
@@ -41,12 +49,14 @@ def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
 
 
 def _refs_from(run: str, root: str, directory: str, limit: int) -> dict[str, str]:
-    key = (run, root, directory, limit)
-    if key not in _cache:
-        if any(other[0] != run for other in _cache):
-            _cache.clear()  # a new run: what the last one read may have changed
-        _cache[key] = _read_refs(root, directory, limit)
-    return _cache[key]
+    if _cache.run != run:  # a new run: what the last one read may have changed since
+        _cache.run, _cache.entries = run, {}
+    entries = _cache.entries
+    key = (root, directory, limit)
+    found = entries.get(key)
+    if found is None:
+        found = entries[key] = _read_refs(root, directory, limit)
+    return found
 
 
 def _text(root: str, inner: str, limit: int) -> str | None:
