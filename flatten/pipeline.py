@@ -10,6 +10,7 @@ bytes, where unpickling and encoding every record was the serial part of a paral
 from __future__ import annotations
 
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -18,11 +19,15 @@ from typing import TYPE_CHECKING, Any, overload
 
 from flatten.classify import (
     NEVER_MINIFIED,
+    SPEC_SUFFIXES,
+    FileClass,
+    classify,
     classify_text,
     include_exclude_reason,
     is_boilerplate,
     might_be_docs,
     path_skip_reason,
+    suffix_of,
 )
 from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
@@ -34,12 +39,19 @@ from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
+from flatten.spec_files import referring_title
 from flatten.writer import EncodedLines
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
 from slicers import Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
+from slicers.notebook import strip_outputs
+from slicers.refs import looks_like_fragment
+
+# A notebook is read up to this many times --max-file-size, then kept when its text without
+# outputs (`strip_outputs`) fits in --max-file-size.
+NOTEBOOK_READ_FACTOR = 16
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,7 @@ class _Job:
     repo_prefix: str | None = None  # the root's path in the repository; None: not a git source
     dirty: bool = False  # the file is not what the provenance's commit holds
     encode_as: str | None = None  # a layout: the records come back as its JSON lines
+    run: str = ""  # names this run: what workers learn about the tree is kept for it alone
 
 
 @dataclass
@@ -68,13 +81,28 @@ class FileOutcome:
 def process_file(job: _Job) -> FileOutcome:
     """Read, decode, redact and slice one file. Never raises for anything the file contains."""
     rel = job.candidate.rel_path
+    limit = job.options.max_file_size
+    # A notebook's bytes are mostly outputs the slicer drops: the limit is on what it keeps.
+    notebook = classify(rel).fmt == "notebook"
     try:
-        data = read_snapshot(job.candidate.root, job.candidate.inner, job.options.max_file_size)
+        data = read_snapshot(
+            job.candidate.root,
+            job.candidate.inner,
+            limit * (NOTEBOOK_READ_FACTOR if notebook else 1),
+        )
         decoded = decode(data)
     except Unreadable as exc:
         return FileOutcome(rel, skip=Skip(rel, exc.reason, exc.detail))
     text = decoded.text
+    if len(data) > limit:  # only a notebook is read past the limit
+        within = _notebook_within(rel, len(data), text, limit)
+        if isinstance(within, Skip):
+            return FileOutcome(rel, skip=within, size=len(data))
+        text = within
     file_class = classify_text(rel, text)
+    part_of_spec = _part_of_spec(job, file_class, text)
+    if part_of_spec is not None:
+        file_class = replace(file_class, fmt="openapi", kind="openapi", is_docs=True)
     if job.options.kind == "docs" and not file_class.is_docs:
         return FileOutcome(
             rel, skip=Skip(rel, "not-docs", "JSON/YAML, not an API spec"), size=len(data)
@@ -82,9 +110,8 @@ def process_file(job: _Job) -> FileOutcome:
     if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
     redacted = redact(text, job.options.redaction)
-    sliced = slice_text(
-        file_class.fmt, redacted.text, rel, SliceOptions(job.options.max_chars, file_class.lang)
-    )
+    options = SliceOptions(job.options.max_chars, file_class.lang, title=part_of_spec or None)
+    sliced = slice_text(file_class.fmt, redacted.text, rel, options)
     if not sliced.slices:
         return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
     records = build_records(
@@ -101,6 +128,30 @@ def process_file(job: _Job) -> FileOutcome:
         records = []
     return FileOutcome(rel, records, encoded, kinds, size=len(data), notes=notes,
                        redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
+
+
+def _part_of_spec(job: _Job, file_class: FileClass, text: str) -> str | None:
+    """The title an API spec gives this file when it is a piece of one (`/users`, `schema
+    User`; "" for a piece without a role), else None. Only JSON/YAML that is no spec itself
+    and looks like a piece (a path item, an operation, a schema) is looked up."""
+    candidate = job.candidate
+    if file_class.is_docs or suffix_of(candidate.inner).lower() not in SPEC_SUFFIXES:
+        return None
+    if not looks_like_fragment(text):
+        return None
+    return referring_title(job.run, candidate.root, candidate.inner, job.options.max_file_size)
+
+
+def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:
+    """A notebook read past --max-file-size: its text without outputs when that fits, else the
+    skip (`strip_outputs` writes ASCII, so its length is its size in bytes)."""
+    stripped = strip_outputs(text)
+    if stripped is None:
+        return Skip(rel, "too-large", f"{size} bytes > {limit}, and not a notebook")
+    if len(stripped) > limit:
+        detail = f"{len(stripped)} bytes without its outputs > {limit} ({size} with them)"
+        return Skip(rel, "too-large", detail)
+    return stripped
 
 
 def build_records(
@@ -177,6 +228,7 @@ def flatten_tree(
     report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
+    run = uuid.uuid4().hex
     report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
@@ -187,7 +239,7 @@ def flatten_tree(
             report.skip(Skip(entry.rel_path, reason))
         else:
             dirty = entry.rel_path in changed
-            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as))
+            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as, run))
     report.files_total = len(jobs)
 
     for outcome in ordered_map(process_file, jobs, workers=options.workers):

@@ -19,8 +19,10 @@ Rules in docs-flatten.yaml override that:
 
 `replace` may use `$1`, `$name`, `${name}` for the pattern's groups, the placeholders `ordinal`,
 `heading`, `anchor`, `commit`, `ref`, `path` (the path inside the repository, else the source),
-`startLine`, `endLine` as `$name`, `${name}` or `{name}`, and `$$` for a dollar sign. A
-placeholder without a value is empty. Values are percent-encoded for a URL path. The first rule
+`startLine`, `endLine`, `startCell`, `endCell` as `$name`, `${name}` or `{name}`, and `$$` for a
+dollar sign. A placeholder without a value is empty: a notebook slice's range counts cells, so
+it fills `startCell`/`endCell` and leaves the line placeholders empty (never a line fragment
+that points at the notebook's JSON). Values are percent-encoded for a URL path. The first rule
 whose pattern matches the source (and whose optional `corpus` fits) wins. Rules are checked when
 the config loads, and an error names the rule: `citations[0].replace`.
 
@@ -39,7 +41,9 @@ from urllib.parse import quote, urlsplit
 from flatten.record import place, source_bytes
 from index.errors import ConfigError
 
-BUILTINS = ("ordinal", "heading", "anchor", "commit", "ref", "path", "startLine", "endLine")
+BUILTINS = ("ordinal", "heading", "anchor", "commit", "ref", "path", "startLine", "endLine",
+            "startCell", "endCell")  # fmt: skip
+CELL = "cell"  # a `lineUnit`: the range counts notebook cells, not lines
 _REFERENCE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))|\{(\w+)\}")
 
 
@@ -73,7 +77,7 @@ class Kind(enum.StrEnum):
 class Citation:
     text: str
     kind: Kind
-    at: str  # what it points at: "heading", "lines" or "file"
+    at: str  # what it points at: "heading", "lines", "cells" or "file"
 
 
 # --- rules ------------------------------------------------------------------------------------
@@ -168,6 +172,7 @@ def _value(ref: re.Match[str], match: re.Match[str], origin: Origin) -> str:
 
 
 def _placeholder(origin: Origin, name: str) -> str:
+    cells = origin.line_unit == CELL
     value = {
         "ordinal": origin.ordinal,
         "heading": origin.heading,
@@ -175,8 +180,10 @@ def _placeholder(origin: Origin, name: str) -> str:
         "commit": origin.commit,
         "ref": origin.ref,
         "path": origin.repo_path or origin.source,
-        "startLine": origin.start_line,
-        "endLine": origin.end_line,
+        "startLine": None if cells else origin.start_line,
+        "endLine": None if cells else origin.end_line,
+        "startCell": origin.start_line if cells else None,
+        "endCell": origin.end_line if cells else None,
     }[name]
     return "" if value is None else str(value)
 
@@ -198,14 +205,16 @@ def default_citation(origin: Origin) -> Citation:
     forge = parse_remote(origin.repo_url) if origin.repo_url else None
     if forge is not None and origin.commit and not origin.dirty:
         lines = None
-        if origin.start_line is not None and origin.line_unit != "cell":
+        if origin.start_line is not None and origin.line_unit != CELL:
             end = origin.end_line if origin.end_line is not None else origin.start_line
             lines = (origin.start_line, max(end, origin.start_line))
         path = origin.repo_path or origin.source
         return Citation(forge.permalink(origin.commit, path, lines), Kind.PERMALINK,
                         "lines" if lines else "file")  # fmt: skip
     text = place(origin.source, origin.start_line, origin.end_line, origin.line_unit)
-    return Citation(text, Kind.PATH, "file" if origin.start_line is None else "lines")
+    if origin.start_line is None:
+        return Citation(text, Kind.PATH, "file")
+    return Citation(text, Kind.PATH, "cells" if origin.line_unit == CELL else "lines")
 
 
 def fragment(anchor: str) -> str:

@@ -198,8 +198,9 @@ def show(
     if row is None:
         return None
     body = text_index(store.db).chunk_texts([row["chunk_id"]]).get(row["chunk_id"], "")
-    return ChunkView(**located_fields(rules or [], row), content=body,
-                     meta=json.loads(row["meta"]) if row["meta"] else {})  # fmt: skip
+    meta = json.loads(row["meta"]) if row["meta"] else {}
+    meta.pop("lineUnit", None)  # a field of its own (`line_unit`), said for every range
+    return ChunkView(**located_fields(rules or [], row), content=body, meta=meta)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.jsonform import json_field
-from index.citations import CitationRule, Origin, citation
+from index.citations import CELL, CitationRule, Origin, citation
 
 # The columns `located_fields` reads: the fields of `Located`, then what its citation is built
 # from (chunks c, documents d, corpora k: see index.scope).
@@ -46,10 +46,23 @@ class Located:
     anchor: str | None
     start_line: int | None
     end_line: int | None
+    # What the range counts: "line", or "cell" for a notebook; None (left out) without a range.
+    line_unit: str | None = field(metadata=json_field(omit_none=True))
     citation: str  # what a reader should see: a rule's, else a link or the path and lines
 
     def __post_init__(self) -> None:
         self.token = f"{self.source}#{self.ordinal}"
+
+    def range_text(self) -> str:
+        """`L12-40`, or `cells 2-3` for a notebook; empty without a range."""
+        if self.start_line is None:
+            return ""
+        end = self.end_line if self.end_line is not None else self.start_line
+        return (
+            f"cells {self.start_line}-{end}"
+            if self.line_unit == CELL
+            else f"L{self.start_line}-{end}"
+        )
 
 
 def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,6 +77,7 @@ def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[st
         "anchor": origin.anchor,
         "start_line": origin.start_line,
         "end_line": origin.end_line,
+        "line_unit": None if origin.start_line is None else origin.line_unit or "line",
         "citation": citation(rules, origin),
     }
 

@@ -7,16 +7,19 @@ language), and `startLine`/`endLine` are 1-based CELL numbers; every slice says 
 are dropped with a count, so base64 never reaches the index. A notebook without headings is cut
 by cells within the size budget. JSON that is not a notebook falls back to line windows.
 
-Sections come from the same code as markdown's (`section_spans`), run over the cells as if each
-cell were one line: breadcrumbs, anchors, heading-only merging and budget splits all carry over.
+Sections come from the same code as markdown's (`section_spans`), run over the rendered cells'
+lines with each cell protected whole: breadcrumbs, anchors, heading-only merging and budget
+splits all carry over. A cell over the budget is cut like a markdown section (at blank lines,
+outside its fences) into parts that share its cell number, each line in exactly one part.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
-from slicers.base import LineSpan, Slice, Sliced, SliceOptions, is_blank
+from slicers.base import Slice, Sliced, SliceOptions, is_blank, spans_to_slices
 from slicers.markdown import scan_blocks
 from slicers.sections import Heading, section_spans
 from slicers.slug import GithubSlugger
@@ -71,6 +74,45 @@ def _outputs(outputs: Any) -> str:
     return "\n\n".join(parts)
 
 
+def strip_outputs(text: str) -> str | None:
+    """The notebook as this slicer reads it, without what it drops: rich outputs' data (the
+    mime types stay, so the count of dropped outputs is the same), cell attachments and metadata
+    other than the kernel's language. None when `text` is not a notebook.
+
+    A notebook's bytes are mostly images and widget state: its size limit is measured on this.
+    """
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        return None
+    metadata = notebook.get("metadata") if isinstance(notebook.get("metadata"), dict) else {}
+    kept = {k: metadata[k] for k in ("language_info", "kernelspec") if k in metadata}
+    return json.dumps({"cells": [_strip_cell(c) for c in cells], "metadata": kept}, indent=1)
+
+
+def _strip_cell(cell: Any) -> Any:
+    if not isinstance(cell, dict):
+        return cell
+    stripped = {k: v for k, v in cell.items() if k != "attachments"}
+    outputs = cell.get("outputs")
+    if isinstance(outputs, list):
+        stripped["outputs"] = [_strip_output(o) for o in outputs]
+    return stripped
+
+
+def _strip_output(output: Any) -> Any:
+    data = output.get("data") if isinstance(output, dict) else None
+    if not isinstance(data, dict):
+        return output
+    # The text that _outputs keeps; an image's text/plain is never shown, so it goes too.
+    text_kept = not any(str(mime).startswith("image/") for mime in data)
+    thin = {m: (v if text_kept and m in _TEXT_OUTPUTS else "") for m, v in data.items()}
+    return {**output, "data": thin}
+
+
 def _render(cell: dict[str, Any], language: str) -> str:
     source = _text(cell.get("source")).strip("\n")
     if cell.get("cell_type") != "code":
@@ -92,25 +134,64 @@ def _language(metadata: Any) -> str:
     return ""
 
 
-def _heading(index: int, cell: dict[str, Any], rendered: str) -> Heading | None:
-    """The first heading of a markdown cell (fences and setext handled as in markdown files)."""
-    if cell.get("cell_type") != "markdown":
+@dataclass(frozen=True)
+class _Flat:
+    """The rendered cells as one list of lines, a blank line between cells, so the shared
+    windowing (`section_spans`, `pack_windows`) cuts them: `cell_of[i]` is line i's cell."""
+
+    lines: list[str]
+    cell_of: list[int]
+    first_line: list[int]  # each cell's first line (a blank cell: where it would start)
+    protected: list[tuple[int, int]]
+
+
+def _flatten(rendered: list[str], max_chars: int) -> _Flat:
+    """Cells within the budget are protected whole (a window never cuts one); a cell over it
+    is cut like a markdown section, at blank lines outside its code fences."""
+    lines: list[str] = []
+    cell_of: list[int] = []
+    first_line: list[int] = []
+    protected: list[tuple[int, int]] = []
+    for index, text in enumerate(rendered):
+        if is_blank(text):
+            first_line.append(len(lines))
+            continue
+        if lines:
+            lines.append("")
+            cell_of.append(cell_of[-1])
+        start = len(lines)
+        first_line.append(start)
+        own = text.split("\n")
+        lines.extend(own)
+        cell_of.extend([index] * len(own))
+        if len(text) < max_chars:
+            protected.append((start, len(lines)))
+        else:
+            protected.extend((start + a, start + b) for a, b in scan_blocks(own).protected)
+    return _Flat(lines, cell_of, first_line, protected)
+
+
+def _heading(index: int, cell: dict[str, Any], rendered: str, flat: _Flat) -> Heading | None:
+    """The first heading of a markdown cell (fences and setext handled as in markdown files),
+    placed at the cell's first line: the whole cell belongs to its section."""
+    if cell.get("cell_type") != "markdown" or is_blank(rendered):
         return None
     lines = rendered.split("\n")
     headings = scan_blocks(lines).headings
     if not headings:
         return None
     first = headings[0]
+    start = flat.first_line[index]
     # `end` says where the heading's body starts: past this cell when the cell holds only the
     # heading (so an empty section merges into the next), else this cell itself.
     only_heading = all(is_blank(line) for line in lines[first.end :])
-    return Heading(index, index + 1 if only_heading else index, first.level, first.text)
+    return Heading(start, start + len(lines) if only_heading else start, first.level, first.text)
 
 
 def slice_notebook(text: str, path: str, options: SliceOptions) -> Sliced:
     try:
         notebook = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         fallback = slice_windows(text, path, options)
         return Sliced(fallback.slices, notes=("notebook: not valid JSON; sliced as windows",))
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
@@ -120,36 +201,29 @@ def slice_notebook(text: str, path: str, options: SliceOptions) -> Sliced:
 
     language = _language(notebook.get("metadata"))
     rendered = [_render(c, language) if isinstance(c, dict) else "" for c in cells]
+    flat = _flatten(rendered, options.max_chars)
     headings = [
         h
         for i, cell in enumerate(cells)
-        if isinstance(cell, dict) and (h := _heading(i, cell, rendered[i])) is not None
+        if isinstance(cell, dict) and (h := _heading(i, cell, rendered[i], flat)) is not None
     ]
     doc_title = next((h.text for h in headings if h.level == 1 and h.text), None)
     spans = section_spans(
-        rendered,
+        flat.lines,
         headings,
         start=0,
-        end=len(cells),
+        end=len(flat.lines),
         fallback_title=doc_title or path,
         slugger=GithubSlugger(),
         max_chars=options.max_chars,
+        protected=flat.protected,
     )
-    slices = [piece for span in spans if (piece := _cell_slice(rendered, span)) is not None]
+    slices = [_in_cells(piece, flat) for piece in spans_to_slices(flat.lines, spans)]
     return Sliced(slices=slices, doc_title=doc_title)
 
 
-def _cell_slice(rendered: list[str], span: LineSpan) -> Slice | None:
-    """Cells [start, end) as one slice: blank cells trimmed at both ends, a blank line between."""
-    used = [i for i in range(span.start, span.end) if not is_blank(rendered[i])]
-    if not used:
-        return None
-    return Slice(
-        content="\n\n".join(rendered[i] for i in used),
-        start_line=used[0] + 1,
-        end_line=used[-1] + 1,
-        title=span.title,
-        section=span.section,
-        anchor=span.anchor,
-        meta=LINE_UNIT,
-    )
+def _in_cells(piece: Slice, flat: _Flat) -> Slice:
+    """A slice of the flattened lines, its range counted in cells: the parts of a cell cut to
+    the budget share its number."""
+    start, end = flat.cell_of[piece.start_line - 1] + 1, flat.cell_of[piece.end_line - 1] + 1
+    return replace(piece, start_line=start, end_line=end, meta=LINE_UNIT)

@@ -1,6 +1,8 @@
-"""OpenAPI 3.x, Swagger 2.0 and JSON Schema: one slice per operation and per schema.
+"""OpenAPI 3.x, Swagger 2.0, AsyncAPI and JSON Schema: one slice per operation and per schema.
 
-Recognised by a top-level `openapi` / `swagger` key, or `$schema` with `definitions`/`$defs`.
+Recognised by a top-level `openapi` / `swagger` / `asyncapi` key, or `$schema` with
+`definitions`/`$defs`. AsyncAPI gets one slice per channel (`channel user/signedup`, with its
+2.x publish/subscribe operations) and per 3.x operation (`operation onLightMeasured`).
 Slices, in file order:
 
 - the top-level keys that are not paths or schemas (`openapi`, `info`, `servers`, `tags`...),
@@ -10,14 +12,17 @@ Slices, in file order:
   sections (`components.responses`...) one each.
 
 Slices are the file's own lines, so ranges are true: each unit starts at its key's line and runs
-to the next unit, so every line belongs to exactly one slice. JSON positions come from a small
-scan of the keys (JSON is not always YAML, and a YAML parse is slow on big files). YAML positions
-come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster than ruamel.yaml's pure-Python
-parser) read with ruamel's own YAML 1.2 scalar rules, so the data is what ruamel would load;
-what LibYAML cannot read the same way (tags, anchors, merges, directives, tabs, duplicate keys)
-goes through ruamel.yaml's round-trip loader as before. The container lines above a unit
-(`paths:`, `/pets:`) go with it, and so do the comments directly above it. A file that does not
-parse, or is no spec, is sliced as YAML or as windows.
+to the next unit, so every line belongs to exactly one slice. Minified JSON (one line) is cut at
+its units' keys instead: each slice is a piece of line 1, and the pieces, in order, are the line.
+A minified spec whose `openapi`/`swagger` key is not the first is recognised by a parse.
+
+JSON positions come from a small scan of the keys (JSON is not always YAML, and a YAML parse is slow
+on big files). YAML positions come from the parse itself: LibYAML (PyYAML's C loader, ~10x faster
+than ruamel.yaml's pure-Python parser) read with ruamel's own YAML 1.2 scalar rules, so the data is
+what ruamel would load; what LibYAML cannot read the same way (tags, anchors, merges, directives,
+tabs, duplicate keys) goes through ruamel.yaml's round-trip loader as before. The container lines
+above a unit (`paths:`, `/pets:`) go with it, and so do the comments directly above it. A file that
+does not parse, or is no spec, is sliced as YAML or as windows.
 """
 
 from __future__ import annotations
@@ -29,13 +34,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
-from slicers.windows import pack_windows, slice_windows, window_spans
+from slicers.windows import Window, cut_line, pack_windows, slice_windows, window_spans
 from slicers.yaml import slice_yaml
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_SNIFF_YAML = re.compile(r"^(?:openapi|swagger|[\"']?\$schema[\"']?)[ \t]*:", re.M)
+_SNIFF_YAML = re.compile(r"^(?:openapi|swagger|asyncapi|[\"']?\$schema[\"']?)[ \t]*:", re.M)
 # A top-level key of pretty-printed JSON (indented 0-4), or the first key of one-line JSON.
-_SNIFF_JSON = re.compile(r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|\$schema)\"[ \t]*:", re.M)
+_SNIFF_JSON = re.compile(
+    r"^(?:[ \t]{0,4}|\{)\"(?:openapi|swagger|asyncapi|\$schema)\"[ \t]*:", re.M
+)
+_SPEC_KEY_ANYWHERE = re.compile(r"\"(?:openapi|swagger|asyncapi)\"[ \t]*:")
 _SNIFF_DEFS = re.compile(r"[\"']?(?:definitions|\$defs)[\"']?[ \t]*:")
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:]')
 _MAX_REFS = 8
@@ -53,26 +61,50 @@ _SPACES_FIRST_IN_BLOCK = re.compile(r"[|>][-+0-9]*[ ]*(?:#[^\n]*)?\r?\n[ ]+\r?\n
 _HASH_AFTER_BLOCK = re.compile(r"[|>][-+0-9]*#")
 
 Path = tuple[str, ...]
+_WITH_PATHS = ("openapi", "swagger", "asyncapi")
 
 
 def sniff_spec(text: str) -> str | None:
-    """A cheap look at the text (no parse): `openapi` (OpenAPI or Swagger), `jsonschema`, or None.
+    """A cheap look at the text (no parse): `openapi` (OpenAPI or Swagger), `asyncapi`,
+    `jsonschema`, or None.
 
     `$schema` alone is not enough: many config files (tsconfig, renovate) point at their schema.
     """
-    sniff = _SNIFF_JSON if text.lstrip()[:1] in ("{", "[") else _SNIFF_YAML
-    match = sniff.search(text)
+    is_json = text.lstrip()[:1] in ("{", "[")
+    match = (_SNIFF_JSON if is_json else _SNIFF_YAML).search(text)
     if match is None:
-        return None
+        # Minified JSON keeps its keys on one line in any order: a key's name alone does not say
+        # it is at the top, so the (rare) file that names one is parsed to see.
+        return _spec_key_at_top(text) if is_json else None
+    if "asyncapi" in match.group(0):
+        return "asyncapi"
     if "$schema" not in match.group(0):
         return "openapi"
     return "jsonschema" if _SNIFF_DEFS.search(text) else None
 
 
+def _spec_key_at_top(text: str) -> str | None:
+    if _SPEC_KEY_ANYWHERE.search(text) is None:
+        return None
+    try:
+        kind = spec_kind(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+    return {"openapi": "openapi", "swagger": "openapi", "asyncapi": "asyncapi"}.get(str(kind))
+
+
+def parse_spec(text: str) -> Any:
+    """The data of a JSON or YAML file (None when it does not parse)."""
+    loaded = _load(text)
+    return None if loaded is None else loaded.data
+
+
 def spec_kind(data: Any) -> str | None:
-    """`openapi`, `swagger`, `jsonschema`, or None for any other document."""
+    """`openapi`, `swagger`, `asyncapi`, `jsonschema`, or None for any other document."""
     if not isinstance(data, dict):
         return None
+    if "asyncapi" in data:
+        return "asyncapi"
     if "openapi" in data and isinstance(data.get("paths", {}), dict):
         return "openapi"
     if "swagger" in data and isinstance(data.get("paths", {}), dict):
@@ -83,22 +115,27 @@ def spec_kind(data: Any) -> str | None:
 
 
 def json_key_lines(text: str, max_depth: int = 3) -> dict[Path, int]:
-    """The 0-based line of each object key down to `max_depth`, keyed by its path.
+    """The 0-based line of each object key down to `max_depth`, keyed by its path."""
+    return {path: line for path, (line, _) in json_key_positions(text, max_depth).items()}
+
+
+def json_key_positions(text: str, max_depth: int = 3) -> dict[Path, tuple[int, int]]:
+    """The 0-based line and character offset of each object key down to `max_depth`.
 
     Only strings and brackets matter for key positions, so one regex pass finds them; keys
     inside arrays are not tracked (no unit lives there).
     """
-    lines: dict[Path, int] = {}
+    lines: dict[Path, tuple[int, int]] = {}
     stack: list[Path | None] = []  # the path of each open object; None for arrays and depth
     value_path: Path | None = None  # the key whose value comes next
-    last_string: tuple[str, int] | None = None
+    last_string: tuple[str, tuple[int, int]] | None = None
     line = pos = 0
     for match in _TOKEN.finditer(text):
         line += text.count("\n", pos, match.start())
         pos = match.start()
         token = match.group()
         if token[0] == '"':
-            last_string = (token, line)
+            last_string = (token, (line, pos))
             continue
         if token == ":":
             parent = stack[-1] if stack else None
@@ -282,21 +319,31 @@ def _load_yaml_libyaml(text: str) -> tuple[Any, dict[Path, int]] | None:
     return data, lines
 
 
-def _load(text: str, fast_yaml: bool = True) -> tuple[Any, dict[Path, int]] | None:
-    """The document and its key lines, or None when it does not parse."""
+@dataclass
+class _Loaded:
+    data: Any
+    lines: dict[Path, int]  # each key's 0-based line
+    offsets: dict[Path, int] | None = None  # JSON: each key's character offset
+
+
+def _load(text: str, fast_yaml: bool = True) -> _Loaded | None:
+    """The document and its key positions, or None when it does not parse."""
     if text.lstrip()[:1] in ("{", "["):
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
             return None
-        return data, json_key_lines(text)
+        positions = json_key_positions(text)
+        lines = {path: line for path, (line, _) in positions.items()}
+        return _Loaded(data, lines, {path: offset for path, (_, offset) in positions.items()})
     loaded = _load_yaml_libyaml(text) if fast_yaml else None
-    return loaded if loaded is not None else _load_yaml_ruamel(text)
+    loaded = loaded if loaded is not None else _load_yaml_ruamel(text)
+    return None if loaded is None else _Loaded(*loaded)
 
 
 @dataclass
 class _Unit:
-    line: int
+    at: int  # its key's line; in a one-line file, its key's character offset
     title: str
     symbol: str | None = None
     meta: tuple[tuple[str, str], ...] = ()
@@ -342,15 +389,16 @@ def _refs(node: Any, budget: _Budget) -> list[str]:
 
 
 def _units(
-    data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget
+    data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget, route: str = ""
 ) -> tuple[list[_Unit], set[int]]:
-    """The units and the lines of the containers above them (`paths:`, `/pets:`)."""
+    """The units and the lines of the containers above them (`paths:`, `/pets:`). `route`: a
+    path item's route, from the spec that refers to it."""
     units: list[_Unit] = []
     headers: set[int] = set()
 
     def add(path: Path, unit: _Unit) -> None:
         if path in lines:
-            unit.line = lines[path]
+            unit.at = lines[path]
             units.append(unit)
 
     def schemas(path: Path, members: Any) -> None:
@@ -358,23 +406,39 @@ def _units(
         for name in members if isinstance(members, dict) else ():
             add((*path, str(name)), _Unit(0, f"schema {name}", str(name)))
 
+    def operations(prefix: Path, route: str, item: Any) -> None:
+        for method in METHODS if isinstance(item, dict) else ():
+            if method in item:
+                op = item[method]
+                title = f"{method.upper()} {route}"
+                op_id = op.get("operationId") if isinstance(op, dict) else None
+                # Symbols are text: `operationId: 1` or `true` names nothing.
+                symbol = op_id if isinstance(op_id, str) and op_id else title
+                refs = _refs(op, budget)[:_MAX_REFS]
+                meta = (("schemas", ", ".join(refs)),) if refs else ()
+                add((*prefix, method), _Unit(0, title, symbol, meta))
+
+    if kind == "pathitem":
+        operations((), route, data)
     for key, value in data.items():
         key = str(key)
-        if key == "paths" and kind != "jsonschema" and isinstance(value, dict):
+        if kind == "pathitem" and key in METHODS:
+            continue
+        if key == "paths" and kind in _WITH_PATHS and isinstance(value, dict):
             headers.add(lines.get(("paths",), -1))
-            for route, item in value.items():
-                headers.add(lines.get(("paths", str(route)), -1))
-                for method in METHODS if isinstance(item, dict) else ():
-                    if method in item:
-                        op = item[method]
-                        title = f"{method.upper()} {route}"
-                        op_id = op.get("operationId") if isinstance(op, dict) else None
-                        # Symbols are text: `operationId: 1` or `true` names nothing.
-                        symbol = op_id if isinstance(op_id, str) and op_id else title
-                        refs = _refs(op, budget)[:_MAX_REFS]
-                        meta = (("schemas", ", ".join(refs)),) if refs else ()
-                        add(("paths", str(route), method), _Unit(0, title, symbol, meta))
-        elif key == "components" and kind == "openapi" and isinstance(value, dict):
+            for name, item in value.items():
+                headers.add(lines.get(("paths", str(name)), -1))
+                operations(("paths", str(name)), str(name), item)
+        elif key in ("channels", "operations") and kind == "asyncapi" and isinstance(value, dict):
+            # AsyncAPI: one per channel (2.x holds its publish/subscribe operations) and, in
+            # 3.x, one per operation.
+            headers.add(lines.get((key,), -1))
+            for name, member in value.items():
+                refs = _refs(member, budget)[:_MAX_REFS]
+                meta = (("schemas", ", ".join(refs)),) if refs else ()
+                title = f"{key.removesuffix('s')} {name}"
+                add((key, str(name)), _Unit(0, title, str(name), meta))
+        elif key == "components" and kind in ("openapi", "asyncapi") and isinstance(value, dict):
             headers.add(lines.get(("components",), -1))
             for section, members in value.items():
                 if section == "schemas":
@@ -398,6 +462,8 @@ def _top_title(keys: list[str], data: dict[str, Any], kind: str, path: str) -> t
     if kind == "jsonschema":
         name = data.get("title") or data.get("$id") or data.get("id") or path
         return f"schema {name} (root)", str(name)
+    if kind in ("pathitem", "fragment"):
+        return path, path  # the route or title the referring spec gives this file
     shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
     return shown, keys[0]
 
@@ -415,47 +481,74 @@ def slice_openapi(text: str, path: str, options: SliceOptions, *, fast_yaml: boo
     loaded = _load(text, fast_yaml)
     if loaded is None:
         return _fallback(text, path, options, "did not parse; sliced as text")
-    data, key_lines = loaded
+    data = loaded.data
     kind = spec_kind(data)
+    if kind is None and options.title and isinstance(data, dict):
+        # A piece of a multi-file spec, titled by the spec that refers to it (slicers.refs).
+        kind = "pathitem" if any(isinstance(data.get(m), dict) for m in METHODS) else "fragment"
     if kind is None:
         return _fallback(text, path, options, "")  # no spec after all: a plain JSON/YAML file
     lines = split_lines(text)
+    # Minified JSON is one line: its units start at their keys' characters, and every slice is
+    # a piece of that line (line 1), so none is lost to the rule that a slice starts a line.
+    one_line = loaded.offsets is not None and len(lines) == 1
+    positions = loaded.offsets if one_line and loaded.offsets is not None else loaded.lines
     try:
         # Without aliases every node is at least one character of the file, walked once.
-        units, headers = _units(data, kind, key_lines, _Budget(2 * len(text) + 1000))
+        budget = _Budget(2 * len(text) + 1000)
+        units, headers = _units(data, kind, positions, budget, options.title or "")
     except _OverBudget:
         return _fallback(text, path, options, "aliases expand past the file's size; sliced as text")
-    units.sort(key=lambda u: u.line)
-
-    # Runs of plain top-level keys merge; a unit on the line of the one before (a one-line
-    # JSON file) joins it, since a slice cannot start inside a line.
-    merged: list[tuple[_Unit, list[str]]] = []
-    for unit in units:
-        last = merged[-1] if merged else None
-        if last is not None and (unit.line == last[0].line or (unit.top and last[0].top)):
-            if unit.top:
-                last[1].append(unit.top)
-            continue
-        merged.append((unit, [unit.top] if unit.top else []))
-
-    starts: list[int] = []
-    for i, (unit, _) in enumerate(merged):
-        floor = merged[i - 1][0].line if i else -1
-        start = min([h for h in headers if floor < h < unit.line] + [unit.line])
-        while start - 1 > floor and lines[start - 1].lstrip().startswith("#"):
-            start -= 1  # YAML comments directly above belong to the unit
-        starts.append(0 if i == 0 else start)
+    merged = _merge(units)
+    starts = _starts(merged, headers, [] if one_line else lines)
+    limit = len(lines[0]) if one_line else len(lines)
 
     spans: list[LineSpan] = []
     for i, (unit, keys) in enumerate(merged):
-        end = starts[i + 1] if i + 1 < len(merged) else len(lines)
+        end = starts[i + 1] if i + 1 < len(merged) else limit
         title, symbol = (unit.title, unit.symbol)
         if keys:
-            title, symbol = _top_title(keys, data, kind, path)
-        windows = pack_windows(lines, starts[i], end, options.max_chars)
+            title, symbol = _top_title(keys, data, kind, options.title or path)
+        if one_line:
+            cuts = cut_line(lines[0][starts[i] : end], options.max_chars)
+            windows = [Window(0, 1, (starts[i] + a, starts[i] + b)) for a, b in cuts]
+        else:
+            windows = pack_windows(lines, starts[i], end, options.max_chars)
         spans.extend(window_spans(windows, title, symbol=symbol, meta=unit.meta))
     if not spans:
         return _fallback(text, path, options, "")
     info = data.get("info") if isinstance(data.get("info"), dict) else {}
     doc_title = info.get("title") or data.get("title")
     return Sliced(spans_to_slices(lines, spans), doc_title=str(doc_title) if doc_title else None)
+
+
+def _merge(units: list[_Unit]) -> list[tuple[_Unit, list[str]]]:
+    """Units in file order, each with the plain top-level keys merged into it.
+
+    Runs of plain top-level keys merge; a unit on the line of the one before (JSON with several
+    keys on a line) joins it, since a slice cannot start inside a line.
+    """
+    merged: list[tuple[_Unit, list[str]]] = []
+    for unit in sorted(units, key=lambda u: u.at):
+        last = merged[-1] if merged else None
+        if last is not None and (unit.at == last[0].at or (unit.top and last[0].top)):
+            if unit.top:
+                last[1].append(unit.top)
+            continue
+        merged.append((unit, [unit.top] if unit.top else []))
+    return merged
+
+
+def _starts(
+    merged: list[tuple[_Unit, list[str]]], headers: set[int], lines: list[str]
+) -> list[int]:
+    """Where each unit's slice starts: the first container key above it (`paths:`, `/pets:`)
+    past the unit before, and the YAML comments directly above that; the first at 0."""
+    starts: list[int] = []
+    for i, (unit, _) in enumerate(merged):
+        floor = merged[i - 1][0].at if i else -1
+        start = min([h for h in headers if floor < h < unit.at] + [unit.at])
+        while lines and start - 1 > floor and lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        starts.append(0 if i == 0 else start)
+    return starts

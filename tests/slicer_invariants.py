@@ -6,7 +6,7 @@ startLine == endLine whose contents, in order, are that line with only whitespac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from itertools import pairwise
 
 from slicers.base import TITLE_MAX, Slice, Sliced, is_blank, split_lines
 
@@ -58,26 +58,30 @@ def _finish(lines: list[str], cut_line: int | None, used: int) -> None:
 def assert_covers_cells(cells: list[str], sliced: Sliced) -> None:
     """The notebook form: ranges are 1-based cell numbers, every non-blank cell exactly once.
 
-    `cells` are the cells' sources; each must appear in the slice that claims its number.
+    `cells` are the cells' sources; each must be recoverable from the slices that claim its
+    number (whitespace aside). A cell over the size budget is cut into parts: consecutive slices
+    then share that one cell number, the last cell of one and the first of the next.
     """
-    covered: list[int] = []
-    for piece, claimed in _in_order(sliced, cells):
-        assert dict(piece.meta).get("lineUnit") == "cell"
-        for i in claimed:
-            assert cells[i].strip() in piece.content, (i, piece)
-        covered += claimed
-    expected = [i for i, source in enumerate(cells) if not is_blank(source)]
-    assert covered == expected, "non-blank cells dropped or duplicated"
-
-
-def _in_order(sliced: Sliced, units: list[str]) -> Iterator[tuple[Slice, list[int]]]:
-    """Each slice with the non-blank units it claims, after checking that the ranges are in
-    bounds, in order and disjoint, and that every slice has a capped title."""
-    previous_end = 0
+    claims: dict[int, list[Slice]] = {}
+    previous: Slice | None = None
     for piece in sliced.slices:
-        assert 1 <= piece.start_line <= piece.end_line <= len(units), piece
-        assert piece.start_line > previous_end, "slices overlap or are out of order"
-        previous_end = piece.end_line
+        assert dict(piece.meta).get("lineUnit") == "cell"
+        assert 1 <= piece.start_line <= piece.end_line <= len(cells), piece
         assert piece.title and len(piece.title) <= TITLE_MAX, "every slice has a capped title"
-        claimed = range(piece.start_line - 1, piece.end_line)
-        yield piece, [i for i in claimed if not is_blank(units[i])]
+        if previous is not None:
+            assert piece.start_line >= previous.end_line, "slices out of order"
+        for i in range(piece.start_line - 1, piece.end_line):
+            claims.setdefault(i, []).append(piece)
+        previous = piece
+    for i, pieces in claims.items():
+        # Only a cut cell is claimed twice, by slices that meet at it.
+        assert all(a.end_line == b.start_line == i + 1 for a, b in pairwise(pieces)), i
+        if not is_blank(cells[i]):
+            held = _bare("".join(p.content for p in pieces))
+            assert _bare(cells[i]) in held, ("a cell's text is not in the slices that claim it", i)
+    expected = [i for i, source in enumerate(cells) if not is_blank(source)]
+    assert [i for i in sorted(claims) if not is_blank(cells[i])] == expected, "cells dropped"
+
+
+def _bare(text: str) -> str:
+    return "".join(text.split())

@@ -127,6 +127,17 @@ def test_notebook_cells_link_to_the_file_never_to_line_fragments():
     assert citation([], local) == "demo.ipynb (cells 2-3)"
 
 
+def test_notebook_ranges_say_cells_and_never_fill_a_rules_line_placeholders():
+    local = default_citation(Origin("demo.ipynb", start_line=2, end_line=3, line_unit="cell"))
+    assert (local.text, local.at) == ("demo.ipynb (cells 2-3)", "cells")
+    rules = parse_rules([{"pattern": ".", "replace": "https://x/{path}#L{startLine}-L{endLine}"
+                                                     "?cells={startCell}-{endCell}"}])  # fmt: skip
+    cells = Origin("demo.ipynb", start_line=2, end_line=3, line_unit="cell")
+    assert citation(rules, cells) == "https://x/demo.ipynb#L-L?cells=2-3"
+    lines = Origin("a.md", start_line=2, end_line=3)
+    assert citation(rules, lines) == "https://x/a.md#L2-L3?cells=-"
+
+
 def test_a_dirty_file_is_cited_by_its_path_and_lines_not_by_a_commit_that_lacks_it():
     cited = default_citation(code_slice("https://github.com/o/r", dirty=True))
     assert (cited.text, cited.kind) == ("app/main.py:12-40", "path")
@@ -306,6 +317,24 @@ def test_a_folder_outside_git_cites_path_and_lines_and_never_null(tmp_path):
     ingest(tmp_path / "plain", tmp_path / "store")
     hit = search_json(tmp_path / "store", "zebra installer")[0]
     assert hit["citation"] == "docs/guide.md:5-7"
+
+
+def test_search_and_show_json_say_whether_a_range_counts_lines_or_cells(tmp_path):
+    cells = [{"cell_type": "markdown", "source": "# Zebra notebook"},
+             {"cell_type": "code", "source": "zebra_count = 3", "outputs": []}]  # fmt: skip
+    write(tmp_path / "plain", {
+        "nb.ipynb": json.dumps({"cells": cells, "metadata": {}, "nbformat": 4}),
+        "guide.md": "# Guide\n\nThe zebra guide.\n",
+    })  # fmt: skip
+    ingest(tmp_path / "plain", tmp_path / "store")
+    hits = {h["source"]: h for h in search_json(tmp_path / "store", "zebra")}
+    assert hits["nb.ipynb"]["lineUnit"] == "cell"
+    assert hits["nb.ipynb"]["citation"] == "nb.ipynb (cells 1-2)"
+    assert hits["guide.md"]["lineUnit"] == "line"
+    shown = run_cli("show", "nb.ipynb#1", "--store", tmp_path / "store", "--json")
+    assert json.loads(shown.stdout)["lineUnit"] == "cell"
+    text = run_cli("search", "zebra", "--store", tmp_path / "store")
+    assert "cells 1-2" in text.stdout and "L1-2" not in text.stdout
 
 
 def test_config_rules_with_placeholders_override_the_default(forge_repo, tmp_path):

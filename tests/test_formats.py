@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from flatten.classify import classify_text
 from slicers import SliceOptions, slice_text
+from slicers.notebook import strip_outputs
 from slicers.openapi import json_key_lines
 from tests.conftest import FIXTURES, run_cli
 from tests.slicer_invariants import assert_covers, assert_covers_cells
@@ -52,6 +53,12 @@ def spec(path, fmt="openapi", lang=None):
     text = path.read_text(encoding="utf-8")
     result = slice_text(fmt, text, str(path), lang=lang)
     assert_covers(text, result)
+    return result
+
+
+def spec_text(text, path, max_chars=4000):
+    result = slice_text("openapi", text, path, SliceOptions(max_chars=max_chars))
+    assert_covers(text, result, max_chars)
     return result
 
 
@@ -146,6 +153,87 @@ def test_generated_notebooks_cover_every_cell_once(cells, budget):
     assert not result.notes
 
 
+def test_a_cell_over_the_budget_is_cut_into_parts_that_share_its_number_not_repeated():
+    rows = [f"row{i} = compute({i})  # a comment with words" for i in range(5000)]
+    cells = [{"cell_type": "markdown", "source": "# Big"},
+             {"cell_type": "code", "source": "\n".join(rows), "outputs": []},
+             {"cell_type": "markdown", "source": "after"}]  # fmt: skip
+    text = make_notebook(cells)
+    result = slice_text("notebook", text, "n.ipynb", SliceOptions(max_chars=4000))
+    assert_covers_cells(cell_sources(text), result)
+    assert all(len(s.content) <= 4000 for s in result.slices)
+    assert sum(len(s.content) for s in result.slices) < 1.1 * len(text)  # was 100x: all per part
+    joined = "\n".join(s.content for s in result.slices)
+    assert all(joined.count(f"row{i} = ") == 1 for i in (0, 1, 2500, 4999))
+    parts = [s for s in result.slices if s.start_line == s.end_line == 2]
+    assert len(parts) > 10 and all(p.title.startswith("Big (part ") for p in parts)
+
+
+_long_cell_text = st.lists(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300), max_size=30
+).map("\n".join)
+_long_cell = st.one_of(
+    st.builds(lambda s: {"cell_type": "code", "source": s, "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": s[:500]}]}, _long_cell_text),
+    st.builds(lambda h, s: {"cell_type": "markdown", "source": f"# {h}\n\n{s}"},
+              _cell_text, _long_cell_text),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_cell, _long_cell), max_size=12), st.integers(100, 1500))
+def test_cells_over_the_budget_are_partitioned_with_output_bounded_by_input(cells, budget):
+    text = make_notebook(cells)
+    result = slice_text("notebook", text, "gen.ipynb", SliceOptions(max_chars=budget))
+    assert_covers_cells(cell_sources(text), result)
+    assert all(len(s.content) <= budget for s in result.slices)
+    # Each cell's text once (fences, separators and output notes aside): never once per part.
+    assert sum(len(s.content) for s in result.slices) <= 2 * len(text) + 100
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_cell, max_size=12), st.integers(200, 3000))
+def test_a_notebook_without_its_rich_outputs_slices_the_same(cells, budget):
+    cells = [{**c, "attachments": {"a.png": {"image/png": "iVBOR"}}} for c in cells]
+    text = make_notebook(cells)
+    stripped = strip_outputs(text)
+    assert stripped is not None and "iVBOR" not in stripped
+    options = SliceOptions(max_chars=budget)
+    assert slice_text("notebook", stripped, "n.ipynb", options) == slice_text(
+        "notebook", text, "n.ipynb", options
+    )
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"cells": 3}', ""])
+def test_only_a_notebook_is_stripped(text):
+    assert strip_outputs(text) is None
+
+
+def big_image_notebook(code: str) -> str:
+    image = {"output_type": "display_data",
+             "data": {"image/png": "iVBORw0KGgo" * 150_000, "text/plain": "<Figure>"}}  # fmt: skip
+    return make_notebook([{"cell_type": "markdown", "source": "# Plots"},
+                          {"cell_type": "code", "source": code, "outputs": [image]}])  # fmt: skip
+
+
+def test_a_notebook_over_the_size_limit_is_kept_when_its_text_without_outputs_fits(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "plots.ipynb").write_text(big_image_notebook("plot(zebra)"))
+    (root / "huge.ipynb").write_text(big_image_notebook("x = 1\n" * 200_000))
+    assert (root / "plots.ipynb").stat().st_size > 1 << 20
+    report_path = tmp_path / "report.json"
+    result = run_cli("flatten", "--root", root, "--report", report_path, "-q")
+    assert result.code == 0, result.stderr
+    records = result.records()
+    assert [r["source"] for r in records] == ["plots.ipynb"]
+    assert "plot(zebra)" in records[0]["content"] and "iVBOR" not in records[0]["content"]
+    report = json.loads(report_path.read_text())
+    skipped = {s["path"]: s for s in report["skipped"]}
+    assert skipped["huge.ipynb"]["reason"] == "too-large"
+    assert "without its outputs" in skipped["huge.ipynb"]["detail"]
+
+
 # --- OpenAPI, Swagger, JSON Schema ------------------------------------------------------------
 
 
@@ -182,6 +270,96 @@ def test_swagger_2_json_operations_start_at_their_own_keys():
     assert '"operationId": "getPetById"' in get_pet.content
     assert '"operationId": "updatePetWithForm"' not in get_pet.content
     assert by_title["schema Pet"].content.lstrip().startswith('"Pet": {')
+
+
+def test_minified_json_spec_is_sliced_per_operation_on_its_one_line():
+    text = json.dumps(json.loads(SPECS[1].read_text()), separators=(",", ":"))
+    assert "\n" not in text
+    result = spec_text(text, "petstore.min.json")
+    assert {(s.start_line, s.end_line) for s in result.slices} == {(1, 1)}
+    by_title = {s.title.split(" (part")[0]: s for s in result.slices}
+    assert titles(result)[0].startswith("info: Swagger Petstore 1.0.7")
+    assert {"GET /pet/{petId}", "DELETE /store/order/{orderId}", "schema Pet"} <= set(by_title)
+    get_pet = by_title["GET /pet/{petId}"]
+    assert get_pet.content.startswith('"/pet/{petId}":{"get":{')
+    assert '"operationId":"getPetById"' in get_pet.content
+    assert '"operationId":"updatePetWithForm"' not in get_pet.content
+    assert get_pet.symbol == "getPetById"
+    assert "".join(s.content for s in result.slices) == text  # the line, cut, nothing repeated
+
+
+def test_minified_json_spec_is_docs_whichever_key_comes_first():
+    doc = {"info": {"title": "T", "version": "1"}, "paths": {}, "openapi": "3.1.0"}
+    assert classify_text("api.json", json.dumps(doc, separators=(",", ":"))).kind == "openapi"
+    doc = {"info": {"x": {"openapi": "3"}}}  # a key named openapi, not at the top
+    assert not classify_text("api.json", json.dumps(doc, separators=(",", ":"))).is_docs
+
+
+ASYNCAPI_2 = """asyncapi: 2.6.0
+info:
+  title: Account Service
+  version: 1.0.0
+channels:
+  user/signedup:
+    subscribe:
+      message:
+        $ref: '#/components/messages/UserSignedUp'
+  user/deleted:
+    publish:
+      message:
+        payload: {type: string}
+components:
+  messages:
+    UserSignedUp:
+      payload:
+        $ref: '#/components/schemas/User'
+  schemas:
+    User:
+      type: object
+"""
+
+ASYNCAPI_3 = """{
+  "asyncapi": "3.0.0",
+  "info": {"title": "Lights", "version": "1"},
+  "channels": {
+    "lightingMeasured": {"address": "smartylighting/measured"}
+  },
+  "operations": {
+    "onLightMeasured": {"action": "receive", "channel": {"$ref": "#/channels/lightingMeasured"}}
+  }
+}
+"""
+
+
+def test_asyncapi_is_docs_sliced_per_channel_operation_and_schema():
+    assert classify_text("asyncapi.yaml", ASYNCAPI_2).kind == "asyncapi"
+    assert classify_text("asyncapi.json", ASYNCAPI_3).kind == "asyncapi"
+    result = spec_text(ASYNCAPI_2, "asyncapi.yaml")
+    assert titles(result) == [
+        "info: Account Service 1.0.0", "channel user/signedup", "channel user/deleted",
+        "components.messages", "schema User",
+    ]  # fmt: skip
+    assert dict(result.slices[1].meta) == {"schemas": "UserSignedUp"}
+    result = spec_text(ASYNCAPI_3, "asyncapi.json")
+    assert titles(result) == ["info: Lights 1", "channel lightingMeasured",
+                              "operation onLightMeasured"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "swagger: '2.0'\npaths:\n  /a: null\n  /b: [1, 2]\n  /c:\n    get: just text\n"
+        "definitions: [1]\n",
+        "swagger: '2.0'\npaths:\n  /a:\n    get:\n      responses: {200: {schema: {$ref: 1}}}\n"
+        "    parameters: {$ref: '#/paths/~1a'}\n",
+        '{"swagger": "2.0", "paths": {"/a": {"get": {"operationId": ["x"]}}}, "definitions": 3}',
+        "asyncapi: 2.0.0\nchannels: [a, b]\n",
+        "asyncapi: 3.0.0\nchannels:\n  a: null\noperations:\n  b: 7\ncomponents: []\n",
+        '{"asyncapi": "2.6.0", "channels": {"a": {"subscribe": {"message": {"$ref": 5}}}}}',
+    ],
+)
+def test_odd_swagger_and_asyncapi_shapes_degrade_without_raising_or_dropping(text):
+    spec_text(text, "api.yaml", max_chars=60)
 
 
 def test_json_schema_has_one_slice_per_definition():
@@ -242,7 +420,9 @@ def generated_specs(draw):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(generated_specs(), st.sampled_from(["json2", "json4", "yaml"]), st.integers(300, 4000))
+@given(
+    generated_specs(), st.sampled_from(["json0", "json2", "json4", "yaml"]), st.integers(300, 4000)
+)
 def test_generated_specs_slice_per_operation_with_true_ranges(drawn, layout, budget):
     doc, tokens = drawn
     if layout == "yaml":
@@ -251,13 +431,16 @@ def test_generated_specs_slice_per_operation_with_true_ranges(drawn, layout, bud
         out = io.StringIO()
         YAML().dump(doc, out)
         text = out.getvalue()
+    elif layout == "json0":
+        text = json.dumps(doc, separators=(",", ":"))  # minified: one line
     else:
         text = json.dumps(doc, indent=int(layout[-1]))
     result = slice_text("openapi", text, "api", SliceOptions(max_chars=budget))
-    assert_covers(text, result)
+    assert_covers(text, result, budget)
     for title, token in tokens.items():
         owners = [s for s in result.slices if f"summary: {token}" in s.content
-                  or f'"summary": "{token}"' in s.content]  # fmt: skip
+                  or f'"summary": "{token}"' in s.content
+                  or f'"summary":"{token}"' in s.content]  # fmt: skip
         assert len(owners) == 1 and owners[0].title.split(" (part")[0] == title
 
 

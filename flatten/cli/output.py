@@ -111,7 +111,7 @@ def results(response: SearchResponse, explain: bool = False) -> None:
         words = ", ".join(_f(w) for w in response.also_asked)
         say(f"also asked, in headings (the words docs use for the question's phrasing): {words}")
     for n, r in enumerate(response.results, start=1):
-        lines = f"L{r.start_line}-{r.end_line}" if r.start_line else ""
+        lines = r.range_text()
         vector = ""
         if r.keyword_match is not None:
             similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
@@ -191,7 +191,7 @@ def sources(found: list[SourceInfo], unmapped: int) -> None:
 
 
 def chunk(view: ChunkView) -> None:
-    lines = f"  L{view.start_line}-{view.end_line}" if view.start_line else ""
+    lines = f"  {view.range_text()}" if view.start_line else ""
     say(f"{_f(view.token)}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
     if view.citation not in (view.token, view.source):
         say(f"cite: {_f(view.citation)}")

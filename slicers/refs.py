@@ -1,0 +1,106 @@
+"""Multi-file API specs: the files a spec's local `$ref`s name, and what each one is to it.
+
+A spec split into files (`paths: {/users: {$ref: paths/users.yaml}}`) leaves those files without
+a word of their role: `paths/users.yaml` holds `get:` and `post:` but no route. These pure
+functions read the role from the referring side: `/users` for a path item (its operations become
+`GET /users`), `GET /users` for an operation, `schema User` for a schema, "" for any other file
+a `$ref` names. Only relative references to files are followed: never a URL, an absolute path,
+or a path that leaves the root.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from slicers.openapi import METHODS
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# Nodes walked per file before giving up on the rest (YAML aliases can make a small file huge).
+_MAX_NODES = 200_000
+_SCHEMA_SECTIONS = (("components", "schemas"), ("definitions",), ("$defs",))
+# Top-level keys of the pieces a split spec is made of: path items, operations, schemas. Not
+# `type` or `parameters` alone: package.json and many configs have those.
+_FRAGMENT_KEYS = (
+    "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
+    "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
+)
+_FRAGMENT = re.compile(
+    rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"
+    r"[ \t]*:",
+    re.M,
+)
+
+
+def looks_like_fragment(text: str) -> bool:
+    """A cheap look: a top-level key of a path item, an operation or a schema."""
+    return _FRAGMENT.search(text) is not None
+
+
+def resolve_ref(referrer: str, ref: str) -> str | None:
+    """The file `ref` names, relative to the file `referrer` (both POSIX paths below the root):
+    a normalised path below the root, or None for a URL, an absolute path, a pointer into the
+    referrer itself (`#/components/...`), or a path that leaves the root."""
+    file_part = ref.split("#", 1)[0].strip()
+    if not file_part or _SCHEME.match(file_part) or file_part.startswith(("/", "\\")):
+        return None
+    decoded = unquote(file_part)
+    if "\x00" in decoded or decoded.startswith("/"):
+        return None
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(referrer), decoded))
+    if target in (".", "..") or target.startswith(("../", "/")):
+        return None
+    return target
+
+
+def local_refs(data: Any, referrer: str) -> dict[str, str]:
+    """The files `data` (a spec, or a piece of one, read from `referrer`) refers to, each with
+    its title there: a route, `GET /route`, `schema Name`, or "" for a file with no role."""
+    found: dict[str, str] = {}
+
+    def note(node: Any, title: str) -> None:
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        target = resolve_ref(referrer, ref) if isinstance(ref, str) else None
+        if target is not None and not found.get(target):
+            found[target] = title
+
+    if isinstance(data, dict):
+        paths = data.get("paths")
+        for route, item in paths.items() if isinstance(paths, dict) else ():
+            note(item, str(route))
+            for method in METHODS if isinstance(item, dict) else ():
+                note(item.get(method), f"{method.upper()} {route}")
+        for section in _SCHEMA_SECTIONS:
+            members = _at(data, section)
+            for name, member in members.items() if isinstance(members, dict) else ():
+                note(member, f"schema {name}")
+    for node in _mappings(data):
+        note(node, "")
+    return found
+
+
+def _at(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    node: Any = data
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _mappings(data: Any) -> list[dict[str, Any]]:
+    """Every mapping in `data`, each once (aliases share nodes), up to `_MAX_NODES` nodes."""
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    todo = [data]
+    while todo and len(seen) < _MAX_NODES:
+        node = todo.pop()
+        if not isinstance(node, (dict, list)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            out.append(node)
+            todo.extend(node.values())
+        else:
+            todo.extend(node)
+    return out

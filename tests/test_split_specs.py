@@ -1,0 +1,158 @@
+"""Multi-file API specs: pieces a spec refers to by `$ref` are docs, titled by the spec.
+
+Real trees on disk through the CLI; hostile references (outside the root, URLs, absolute paths,
+cycles) must neither be read nor hang.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slicers.refs import local_refs, resolve_ref
+from tests.conftest import run_cli, write
+
+ROOT_SPEC = """openapi: 3.0.3
+info:
+  title: Split API
+  version: '1'
+paths:
+  /users:
+    $ref: paths/users.yaml
+  /users/{id}:
+    $ref: 'paths/users@{id}.yaml'
+  /escape:
+    $ref: ../outside.yaml
+  /remote:
+    $ref: https://example.com/remote.yaml
+  /absolute:
+    $ref: /etc/passwd
+  /loop:
+    $ref: loop/a.yaml
+components:
+  schemas:
+    User:
+      $ref: components/schemas/User.yaml
+"""
+
+USERS = """get:
+  operationId: listUsers
+  summary: List zebra users
+  responses:
+    '200':
+      description: ok
+      content:
+        application/json:
+          schema:
+            $ref: ../components/schemas/User.yaml
+post:
+  summary: Create a user
+  responses:
+    '201':
+      description: created
+"""
+
+USER_BY_ID = """{
+  "parameters": [{"name": "id", "in": "path", "required": true}],
+  "get": {"summary": "One user", "responses": {"200": {"description": "ok"}}}
+}
+"""
+
+TREE = {
+    "api/openapi.yaml": ROOT_SPEC,
+    "api/paths/users.yaml": USERS,
+    "api/paths/users@{id}.yaml": USER_BY_ID,
+    "api/components/schemas/User.yaml": "type: object\nproperties:\n  name: {type: string}\n",
+    "api/loop/a.yaml": "get:\n  responses: {}\n  x-next:\n    $ref: b.yaml\n",
+    "api/loop/b.yaml": "type: object\nproperties:\n  back:\n    $ref: a.yaml\n",
+    "api/unrelated.yaml": "type: object\nproperties: {}\n",
+    "outside.yaml": "get:\n  summary: SECRET-OUTSIDE\n  responses: {}\n",
+}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    write(tmp_path, TREE)
+    return tmp_path
+
+
+def flatten(root, *extra):
+    result = run_cli("flatten", "--root", root, "-q", *extra)
+    assert result.code == 0, result.stderr
+    return result.records()
+
+
+def test_path_items_a_spec_refers_to_are_sliced_as_its_operations(tree):
+    records = flatten(tree / "api")
+    by_source: dict[str, list[str]] = {}
+    for r in records:
+        by_source.setdefault(r["source"], []).append(r["title"])
+    assert by_source["paths/users.yaml"] == ["GET /users", "POST /users"]
+    assert by_source["paths/users@{id}.yaml"] == ["/users/{id}", "GET /users/{id}"]
+    assert by_source["components/schemas/User.yaml"] == ["schema User"]
+    assert "loop/a.yaml" in by_source and "loop/b.yaml" in by_source  # a cycle, each once
+    assert "unrelated.yaml" not in by_source  # no spec refers to it: not docs
+    users = [r for r in records if r["source"] == "paths/users.yaml"]
+    assert {r["kind"] for r in users} == {"openapi"} and users[0]["symbol"] == "listUsers"
+    assert users[0]["startLine"] == 1 and "List zebra users" in users[0]["content"]
+
+
+def test_references_never_leave_the_root_or_fetch(tree):
+    (tree / "api" / "link.yaml").symlink_to(tree / "outside.yaml")
+    spec = tree / "api" / "openapi.yaml"
+    link = "paths:\n  /link:\n    $ref: link.yaml\n"
+    spec.write_text(ROOT_SPEC.replace("paths:\n", link))
+    records = flatten(tree / "api")
+    assert not any("SECRET-OUTSIDE" in r["content"] for r in records)
+    assert all(not r["source"].startswith(("..", "/")) for r in records)
+
+
+def test_a_spec_changed_between_runs_is_read_again(tree):
+    assert "paths/users.yaml" in {r["source"] for r in flatten(tree / "api")}
+    spec = tree / "api" / "openapi.yaml"
+    spec.write_text(ROOT_SPEC.replace("$ref: paths/users.yaml", "get: {responses: {}}"))
+    assert "paths/users.yaml" not in {r["source"] for r in flatten(tree / "api")}
+
+
+@pytest.mark.parametrize(
+    ("referrer", "ref", "expected"),
+    [
+        ("openapi.yaml", "paths/users.yaml", "paths/users.yaml"),
+        ("api/openapi.yaml", "./paths/a.yaml#/get", "api/paths/a.yaml"),
+        ("api/paths/a.yaml", "../components/User.yaml", "api/components/User.yaml"),
+        ("api/openapi.yaml", "paths/users%40%7Bid%7D.yaml", "api/paths/users@{id}.yaml"),
+        ("openapi.yaml", "#/components/schemas/User", None),
+        ("openapi.yaml", "../../etc/passwd", None),
+        ("a/openapi.yaml", "b/../../../x.yaml", None),
+        ("openapi.yaml", "/etc/passwd", None),
+        ("openapi.yaml", "https://example.com/x.yaml", None),
+        ("openapi.yaml", "file:///etc/passwd", None),
+        ("openapi.yaml", "%2Fetc%2Fpasswd", None),
+        ("openapi.yaml", "..%2F..%2Fetc%2Fpasswd", None),
+        ("openapi.yaml", ".", None),
+    ],
+)
+def test_only_relative_file_references_below_the_root_resolve(referrer, ref, expected):
+    assert resolve_ref(referrer, ref) == expected
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_a_resolved_reference_is_always_a_plain_path_below_the_root(referrer, ref):
+    target = resolve_ref(referrer.lstrip("/"), ref)
+    if target is not None:
+        parts = target.split("/")
+        assert not any(part in ("", ".", "..") for part in parts), target
+
+
+def test_roles_come_from_the_referring_side_and_specific_ones_win():
+    spec = json.loads(json.dumps({
+        "paths": {"/a": {"$ref": "a.yaml"}, "/b": {"get": {"$ref": "op.yaml"}}},
+        "components": {"schemas": {"S": {"$ref": "s.yaml"}}},
+        "x-other": [{"$ref": "s.yaml"}, {"$ref": "misc.yaml"}],
+    }))  # fmt: skip
+    assert local_refs(spec, "openapi.yaml") == {
+        "a.yaml": "/a", "op.yaml": "GET /b", "s.yaml": "schema S", "misc.yaml": ""
+    }  # fmt: skip
