@@ -113,20 +113,19 @@ def split_span(
 
     Lines [span.start, head_end) are its heading (with its labels, and the headings without
     body merged into it): they are never a piece of their own, but open the piece that holds
-    the first block of the body, even when that block is over the budget and cut."""
-    if head_end is not None:
-        protected = [*protected, _head_block(lines, span, head_end, protected)]
+    the first line of the body, even when the block it starts is over the budget and cut."""
     windows = pack_windows(lines, span.start, span.end, max_chars, protected)
+    # Most sections fit, and most cut ones have their body's first line in the first piece.
+    body = _first_body_line(lines, head_end, span.end) if len(windows) > 1 else None
+    if body is not None and (windows[0].end <= body or windows[0].cols is not None):
+        # A code block opening the body opens there: its first line is not blank.
+        stop = max([body + 1, *(b for a, b in protected if a == body)])
+        keep = (span.start, min(stop, span.end))
+        windows = pack_windows(lines, span.start, span.end, max_chars, [*protected, keep])
     return window_spans(windows, span.title, section=span.section, anchor=span.anchor)
 
 
-def _head_block(
-    lines: Sequence[str], span: LineSpan, head_end: int, protected: Sequence[tuple[int, int]]
-) -> tuple[int, int]:
-    """The lines never cut apart: the heading, through the first line of its body (through the
-    end of a protected range, a code block, that opens there)."""
-    body = next((j for j in range(head_end, span.end) if not is_blank(lines[j])), None)
-    if body is None:
-        return span.start, head_end
-    stop = max([body + 1, *(b for a, b in protected if a <= body < b)])
-    return span.start, min(stop, span.end)
+def _first_body_line(lines: Sequence[str], head_end: int | None, end: int) -> int | None:
+    if head_end is None:
+        return None
+    return next((j for j in range(head_end, end) if not is_blank(lines[j])), None)
