@@ -5,7 +5,8 @@ tests/bench/slice_quality.py counts on real documents.
   empty `<a id>`/`<span id>` left in markdown, AsciiDoc `[[id]]`/`[#id]`);
 - heading-only: every non-blank line is a heading (or a label), and the document goes on after
   it: the heading's content is in another slice;
-- untitled preamble: text before the first heading titled by nothing better than its path.
+- path-titled preamble: text before the first heading titled by nothing better than its path
+  (or by nothing: the slicers fall back to the path, so an empty title would be a bug).
 
 The headings and labels are found by the slicers' own finders and patterns, run on the slice's
 lines alone: those are tested on their own; this module only asks what is left without them.
@@ -22,6 +23,7 @@ from slicers.markdown import ANCHOR_LINE, scan_blocks
 from slicers.rst import LABEL as RST_LABEL
 from slicers.rst import find_rst_headings
 
+FRONT_MATTER = "(front matter)"  # the title suffix of a markdown front matter slice
 LABELS = {"rst": RST_LABEL, "markdown": ANCHOR_LINE, "asciidoc": BLOCK_ANCHOR}
 
 
@@ -78,13 +80,14 @@ class Shapes:
     trailing_label: int = 0
     heading_only: int = 0  # not the document's last slice: its heading has content below
     preambles: int = 0
-    untitled_preambles: int = 0
+    path_titled_preambles: int = 0
 
     def add(self, pieces: Sequence[Slice], fmt: str, path: str) -> list[str]:
         """Count one document's slices; returns a line naming each bad one."""
         self.documents += 1
         self.slices += len(pieces)
         bad: list[str] = []
+        opened = False  # the first slice after any front matter: a preamble if it has no heading
         for i, piece in enumerate(pieces):
             following = pieces[i + 1] if i + 1 < len(pieces) else None
             where = f"{path}:{piece.start_line} {piece.title!r}"
@@ -97,9 +100,11 @@ class Shapes:
             if following is not None and is_heading_only(piece, fmt):
                 self.heading_only += 1
                 bad.append(f"heading-only {where}")
-            if not piece.section and i == 0 and not piece.title.endswith("(front matter)"):
-                self.preambles += 1
-                if not piece.title or piece.title == path:
-                    self.untitled_preambles += 1
-                    bad.append(f"untitled preamble {where}")
+            if not opened and not piece.title.endswith(FRONT_MATTER):
+                opened = True
+                if not piece.section:
+                    self.preambles += 1
+                    if not piece.title or piece.title == path:
+                        self.path_titled_preambles += 1
+                        bad.append(f"preamble titled by its path {where}")
         return bad

@@ -75,14 +75,27 @@ def test_heading_opens_the_first_part_of_a_code_block_over_the_budget():
     assert sliced.slices[0].content.startswith("# Big\n\n```python\nx_0 = 0")
 
 
+def test_preamble_is_titled_by_the_document_title_else_by_its_path():
+    rst = ".. meta::\n   :keywords: x\n\nIntro before the title.\n\nGuide\n=====\n\nText.\n"
+    md = "Badges and intro.\n\n# Guide\n\nText.\n"
+    for fmt, text in (("rst", rst), ("markdown", md)):
+        sliced = slice_text(fmt, text, "docs/guide.txt")
+        assert [(s.title, s.section) for s in sliced.slices] == [
+            ("Guide", ()),
+            ("Guide", ("Guide",)),
+        ]
+    untitled = slice_text("markdown", "Intro.\n\n## Usage\n\nText.\n", "docs/usage.md")
+    assert untitled.slices[0].title == "docs/usage.md"
+
+
 def test_shapes_counts_what_it_names():
     sliced = slice_text("rst", ".. _a:\n\n.. _b:\n", "labels.rst")
     shapes = Shapes()
     assert shapes.add(sliced.slices, "rst", "labels.rst") == [
         "label-only labels.rst:1 'labels.rst'",
-        "untitled preamble labels.rst:1 'labels.rst'",
+        "preamble titled by its path labels.rst:1 'labels.rst'",
     ]
-    assert (shapes.label_only, shapes.untitled_preambles) == (1, 1)
+    assert (shapes.label_only, shapes.path_titled_preambles) == (1, 1)
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -112,6 +125,9 @@ def _check_shapes(fmt: str, text: str) -> None:
     assert_covers(text, sliced, 4000)
     only_labels = all(is_blank(line) or is_label(line, fmt) for line in text.split("\n"))
     for i, piece in enumerate(sliced.slices):
+        if not piece.section:  # text before the first heading: named by the document, else its path
+            name = sliced.doc_title or "doc"
+            assert piece.title in (name, f"{name} (front matter)"), piece
         assert only_labels or not is_label_only(piece, fmt), piece
         last = i == len(sliced.slices) - 1
         assert last or not is_heading_only(piece, fmt), piece

@@ -134,7 +134,7 @@ def main() -> None:
     for c in results:
         s = c.shapes
         row: tuple[Any, ...] = (c.name, s.documents, s.slices, s.label_only, s.trailing_label,
-                                s.heading_only, s.preambles, s.untitled_preambles, c.code_slices,
+                                s.heading_only, s.preambles, s.path_titled_preambles, c.code_slices,
                                 c.misnamed_declarations)  # fmt: skip
         print("| " + " | ".join(str(v) for v in row) + " |")
     if args.verbose:
