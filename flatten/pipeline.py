@@ -44,7 +44,7 @@ from flatten.writer import EncodedLines
 
 if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
-from slicers import Sliced, SliceOptions, slice_text
+from slicers import Slice, Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
 from slicers.notebook import strip_outputs
 from slicers.refs import looks_like_fragment
@@ -369,18 +369,29 @@ def flatten_repo(
 def _titled_by_page(sliced: Sliced, page: Page) -> Sliced:
     """A page's first slice is named by the page: when it opens at the page's H1 (and took the
     name of a heading below, as a heading-only section merged into the next does), it is
-    titled and anchored by the H1 instead."""
+    titled and anchored by the H1 instead. Only a whole section is: the first part of a section
+    cut for the budget keeps its section's name, which its other parts carry with their
+    numbers (`Helper Functions (part 1/8)`, not `Developer Interface` then `(part 2/8)`)."""
     if not sliced.slices:
         return sliced
     first = sliced.slices[0]
     opening = first.content.split("\n", 1)[0]
-    if first.title == page.title or not opening.startswith("# "):
+    if first.title == page.title or not opening.startswith("# ") or _is_cut(sliced.slices):
         return sliced
     if inline_text(opening[2:]) != page.title:
         return sliced
     anchor = dict(page.heading_ids).get(first.start_line - 1)
     retitled = replace(first, title=page.title, section=(page.title,), anchor=anchor)
     return replace(sliced, slices=[retitled, *sliced.slices[1:]])
+
+
+def _is_cut(slices: list[Slice]) -> bool:
+    """Whether the first slice is a part of a section: the next one continues that section
+    (the same breadcrumb and anchor: each heading's section has its own)."""
+    if len(slices) < 2:
+        return False
+    first, second = slices[:2]
+    return bool(first.section) and (first.section, first.anchor) == (second.section, second.anchor)
 
 
 def _without_title_preamble(sliced: Sliced, text: str, page: Page) -> Sliced:

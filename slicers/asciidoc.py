@@ -15,7 +15,7 @@ from slicers.slug import AsciidoctorSlugger
 
 _TITLE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*?)[ \t]*$")
 _DELIMITER = re.compile(r"^(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|`{3,}|--)[ \t]*$")
-_ANCHOR = re.compile(r"^\[\[([^\],]+)(?:,[^\]]*)?\]\]$|^\[#([\w\-:.]+)[^\]]*\]$")
+BLOCK_ANCHOR = re.compile(r"^\[\[([^\],]+)(?:,[^\]]*)?\]\]$|^\[#([\w\-:.]+)[^\]]*\]$")
 
 
 def find_asciidoc_headings(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]]]:
@@ -36,7 +36,7 @@ def find_asciidoc_headings(lines: list[str]) -> tuple[list[Heading], list[tuple[
         if match:
             anchor = None
             if i > 0:
-                anchor_match = _ANCHOR.match(lines[i - 1].strip())
+                anchor_match = BLOCK_ANCHOR.match(lines[i - 1].strip())
                 if anchor_match:
                     anchor = anchor_match.group(1) or anchor_match.group(2)
             start = i - 1 if anchor else i

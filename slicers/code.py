@@ -242,7 +242,13 @@ class _CodeSlicer:
                 for member in members:
                     member.symbol = member.symbol or unit.symbol
                     split.append(self.pieces(member, member.title or title, depth + 1))
-                return self.merge(split, unit.symbol)
+                merged = self.merge(split, unit.symbol)
+                if len(split[0]) == 1:
+                    # The first piece holds the declaration's header (`class X:`, `def outer():`):
+                    # it declares X, whichever members (`X.__init__`, `outer.helper`) it holds.
+                    # A first member cut in parts keeps its own symbol on all of them.
+                    merged[0].symbol = unit.symbol
+                return merged
         return self.windows(unit, title)
 
     def windows(self, unit: _Unit, title: str) -> list[_Piece]:

@@ -50,6 +50,13 @@ _HTML_BLOCK_7 = re.compile(
     r"|\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$"
 )
 
+# An empty anchor alone on its line (`<a id="x"></a>`, `<a name="x"/>`, `<span id="x"></span>`):
+# the target of links to what follows it, as Node.js's and many READMEs' headings have.
+ANCHOR_LINE = re.compile(
+    r"^ {0,3}(?:<(?:a|span)\s+(?:id|name)\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+)\s*/?>"
+    r"(?:\s*</(?:a|span)>)?[ \t]*)+$",
+    re.I,
+)
 _HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.I | re.S)
 _INLINE_IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")
 _INLINE_TAG = re.compile(r"(?<!\\)</?[A-Za-z][^>]*>")  # `\<T>` is text, not a tag
@@ -353,5 +360,10 @@ def slice_markdown(text: str, path: str, options: SliceOptions) -> Sliced:
         slugger=GithubSlugger(),
         max_chars=options.max_chars,
         protected=blocks.protected,
+        is_label=is_anchor_line,
     )
     return Sliced(slices=spans_to_slices(lines, spans), doc_title=doc_title)
+
+
+def is_anchor_line(line: str) -> bool:
+    return "<" in line[:4] and ANCHOR_LINE.match(line) is not None

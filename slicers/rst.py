@@ -14,6 +14,9 @@ from slicers.sections import Heading, section_spans
 from slicers.slug import DocutilsSlugger
 
 _ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*$""")
+# An internal target (`.. _install:`) labels what follows it; one with a URL after its colon is
+# a link target instead. Only at column 0: indented, it belongs to a directive's body.
+LABEL = re.compile(r"^\.\. _(?:`[^`]+`|[^:`\s][^`]*?):[ \t]*$")
 _ROLE = re.compile(r":[\w\-+:.]+:`([^`]*)`")
 _INLINE_MARKUP = re.compile(r"``|\*\*|`_{0,2}|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 
@@ -72,6 +75,10 @@ def _heading(
     return Heading(start, end, styles.index(style) + 1, _title_text(raw))
 
 
+def is_label(line: str) -> bool:
+    return line.startswith(".. _") and LABEL.match(line) is not None
+
+
 def slice_rst(text: str, path: str, options: SliceOptions) -> Sliced:
     lines = split_lines(text)
     headings = find_rst_headings(lines)
@@ -84,5 +91,6 @@ def slice_rst(text: str, path: str, options: SliceOptions) -> Sliced:
         fallback_title=doc_title or path,
         slugger=DocutilsSlugger(),
         max_chars=options.max_chars,
+        is_label=is_label,
     )
     return Sliced(slices=spans_to_slices(lines, spans), doc_title=doc_title)

@@ -1,14 +1,16 @@
 """Turn a document's headings into sections: the part every markup slicer shares.
 
-A markup module finds headings (and the ranges that must not be cut, such as fenced code); this
-module makes one span per heading with its breadcrumb and anchor, merges heading-only sections
-into the next one, and cuts oversized sections at blank lines outside protected ranges.
+A markup module finds headings (and the ranges that must not be cut, such as fenced code, and
+which lines are labels); this module makes one span per heading with its breadcrumb and anchor,
+opens it at the labels just above its heading, merges heading-only sections into the next one,
+and cuts oversized sections at blank lines outside protected ranges, a heading always with the
+start of its body. No slice is then a label alone or a heading alone while content follows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from slicers.base import ANCHOR_MAX, LineSpan, cap_label, is_blank
@@ -38,12 +40,18 @@ def section_spans(
     slugger: Slugger,
     max_chars: int,
     protected: Sequence[tuple[int, int]] = (),
+    is_label: Callable[[str], bool] | None = None,
 ) -> list[LineSpan]:
-    """Spans tiling lines [start, end): a preamble, then one section per heading."""
-    spans: list[LineSpan] = []
+    """Spans tiling lines [start, end): a preamble, then one section per heading.
+
+    `is_label` says which lines are labels of what follows them (reST `.. _name:`): those just
+    above a heading open its section, never ending the one before nor standing alone."""
+    if is_label is not None:
+        headings = with_labels(lines, headings, is_label, start)
+    spans: list[tuple[LineSpan, int | None]] = []  # each with the end of its heading lines
     first = headings[0].line if headings else end
     if first > start:
-        spans.append(LineSpan(start, first, title=fallback_title))
+        spans.append((LineSpan(start, first, title=fallback_title), None))
 
     stack: list[tuple[int, str]] = []
     pending: LineSpan | None = None  # a heading-only section waiting to merge into the next
@@ -66,14 +74,58 @@ def section_spans(
         if body_is_empty and i + 1 < len(headings):
             pending = span
             continue
-        spans.append(span)
+        spans.append((span, heading.end))
 
-    return [piece for span in spans for piece in split_span(lines, span, max_chars, protected)]
+    return [
+        piece
+        for span, head_end in spans
+        for piece in split_span(lines, span, max_chars, protected, head_end)
+    ]
+
+
+def with_labels(
+    lines: Sequence[str], headings: Sequence[Heading], is_label: Callable[[str], bool], start: int
+) -> list[Heading]:
+    """`headings`, each starting at the first of the labels directly above it (blank lines
+    between them allowed); the heading before keeps its own lines."""
+    moved: list[Heading] = []
+    floor = start
+    for heading in headings:
+        first = heading.line
+        j = heading.line - 1
+        while j >= floor and (is_blank(lines[j]) or is_label(lines[j])):
+            if not is_blank(lines[j]):
+                first = j
+            j -= 1
+        moved.append(replace(heading, line=first) if first != heading.line else heading)
+        floor = heading.end
+    return moved
 
 
 def split_span(
-    lines: Sequence[str], span: LineSpan, max_chars: int, protected: Sequence[tuple[int, int]] = ()
+    lines: Sequence[str],
+    span: LineSpan,
+    max_chars: int,
+    protected: Sequence[tuple[int, int]] = (),
+    head_end: int | None = None,
 ) -> list[LineSpan]:
-    """`span` in pieces of at most `max_chars`, cut at line ends outside `protected` ranges."""
+    """`span` in pieces of at most `max_chars`, cut at line ends outside `protected` ranges.
+
+    Lines [span.start, head_end) are its heading (with its labels, and the headings without
+    body merged into it): they are never a piece of their own, but open the piece that holds
+    the first line of the body, even when the block it starts is over the budget and cut."""
     windows = pack_windows(lines, span.start, span.end, max_chars, protected)
+    # Most sections fit, and most cut ones have their body's first line in the first piece.
+    body = _first_body_line(lines, head_end, span.end) if len(windows) > 1 else None
+    if body is not None and (windows[0].end <= body or windows[0].cols is not None):
+        # A code block opening the body opens there: its first line is not blank.
+        stop = max([body + 1, *(b for a, b in protected if a == body)])
+        keep = (span.start, min(stop, span.end))
+        windows = pack_windows(lines, span.start, span.end, max_chars, [*protected, keep])
     return window_spans(windows, span.title, section=span.section, anchor=span.anchor)
+
+
+def _first_body_line(lines: Sequence[str], head_end: int | None, end: int) -> int | None:
+    if head_end is None:
+        return None
+    return next((j for j in range(head_end, end) if not is_blank(lines[j])), None)

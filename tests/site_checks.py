@@ -2,7 +2,8 @@
 
 Shared by the tests over fixtures/sites/ and the measurement in tests/bench/sites_quality.py.
 The oracle reads the raw HTML with selectolax directly (not through crawl.extract): the page's
-first <h1> is its title, and a heading's real id is its own id or, as Sphinx writes them, the id
+first <h1> is its title (the first part of a section cut for the budget under it keeps that
+section's name), and a heading's real id is its own id or, as Sphinx writes them, the id
 of the <section> it opens.
 """
 
@@ -95,6 +96,18 @@ def heading_ids(html: str) -> dict[str, set[str]]:
     return ids
 
 
+_FIRST_PART = re.compile(r" \(part 1/\d+\)$")
+
+
+def titled_by(first: dict[str, Any], h1: str) -> bool:
+    """Whether a page's first record is named by its H1: titled by it, or the first part of a
+    section cut for the budget under it. A part keeps its section's name (its other parts carry
+    it too, numbered), and the H1 leads its breadcrumb."""
+    if first["title"] == h1:
+        return True
+    return bool(_FIRST_PART.search(first["title"])) and first.get("section", [None])[0] == h1
+
+
 def served_html(site: Site, url: str) -> str:
     """The HTML file the test server answered `url` with."""
     path = urlsplit(url).path
@@ -132,7 +145,7 @@ def check(site: Site, records: list[dict[str, Any]], report: dict[str, Any]) -> 
         html = served_html(site, url)
         h1 = h1_of(html)
         first = page_records[0]
-        if h1 and first["title"] == h1:
+        if h1 and titled_by(first, h1):
             figures.titled_h1 += 1
         else:
             figures.problems.append(f"{url}: first slice titled {first['title']!r}, H1 {h1!r}")

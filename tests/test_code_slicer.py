@@ -31,6 +31,36 @@ def test_oversized_class_splits_into_methods_that_keep_the_class_name():
     assert checkout.content.rstrip().endswith("return order")
 
 
+def test_the_slice_holding_a_class_line_declares_the_class():
+    result = code("services/orders/order_service.py", "python", max_chars=1600)
+    opening = next(s for s in result.slices if "class OrderService:" in s.content)
+    assert opening.title == "OrderService: __init__, create, subtotal, tax"  # what it holds
+    assert opening.symbol == "OrderService"  # what it declares: not OrderService.__init__
+
+
+def test_the_signature_slice_of_a_split_function_with_a_helper_declares_the_function():
+    body = "\n".join(f"    step_{i} = compute({i}, value)" for i in range(60))
+    text = f'def outer(value):\n    """Doc."""\n    def helper(x):\n        return x\n\n{body}\n'
+    result = slice_text("code", text, "o.py", SliceOptions(1000), lang="python")
+    first = result.slices[0]
+    assert first.content.startswith("def outer(value):") and "def helper(x):" in first.content
+    assert (first.title, first.symbol) == ("outer.helper", "outer")
+    assert {s.symbol for s in result.slices} == {"outer"}  # one declaration, as the index reads it
+    assert_covers(text, result)
+
+
+def test_a_first_method_cut_in_parts_keeps_its_symbol_on_every_part():
+    body = "\n".join(f"        self.step_{i} = compute({i}, value)" for i in range(90))
+    text = (
+        f"class Big:\n    def __init__(self, value):\n{body}\n\n    def run(self):\n        pass\n"
+    )
+    result = slice_text("code", text, "b.py", SliceOptions(1000), lang="python")
+    parts = [s for s in result.slices if s.title.startswith("Big.__init__ (part ")]
+    assert len(parts) > 1 and parts[0].content.startswith("class Big:")
+    assert {s.symbol for s in parts} == {"Big.__init__"}
+    assert_covers(text, result)
+
+
 def test_small_neighbours_merge_up_to_the_budget():
     result = code("services/orders/order_service.py", "python")
     assert len(result.slices) < 8
