@@ -8,8 +8,9 @@ carry the enclosing name in their title and symbol (`own_name`, `spelled`).
 
 A declaration too long for one slice is cut into runs of statements that share its symbol
 (`transform_line (part 1/2)`, `(part 2/2)`), and when it holds nested functions its signature and
-docstring go to the slice of its first nested member, which comes just before those runs
-(`do_transform: maybe_append_string_operators, ...`, then `do_transform (part 1/2)`). To a
+docstring go with its first nested member into the first slice, which carries the declaration's
+own symbol (`do_transform`, titled after the member it holds), then the runs follow; a slice of
+a nested member alone carries the member's symbol and just precedes them. To a
 reader these are one declaration (`Declaration`): it ranks by its best slice, is shown at the
 earliest of its slices that matched (its signature and docstring when they did, read from the
 top down), is cited from its signature to its end, and takes one place in the results, its other
