@@ -242,7 +242,9 @@ def _json(answer: dict[str, Any]) -> str:
 def _server_class() -> type["MCPServer"]:
     """The SDK's server, answering arguments that break a tool's input schema with a sentence
     built from that schema (`status: bad_argument`, an error result the model can act on)
-    instead of the validator's report; an optional argument sent as null takes its default."""
+    instead of the validator's report; an optional argument sent as null takes its default.
+    Over stdio, unreadable lines are answered and requests in flight at the end of input are
+    answered before it stops (`mcp_stdio`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import CallToolResult, TextContent
@@ -273,6 +275,11 @@ def _server_class() -> type["MCPServer"]:
             answer = clean_json({"status": "bad_argument", "message": problem})
             return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
                                   is_error=True)  # fmt: skip
+
+        async def run_stdio_async(self) -> None:
+            from flatten.cli.mcp_stdio import serve_stdio
+
+            await serve_stdio(self._lowlevel_server)
 
     return Server
 
