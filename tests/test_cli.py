@@ -303,3 +303,47 @@ def test_crawl_flag_defaults_are_the_crawlers_own():
     flatten = FlattenOptions()
     assert parse_size(DEFAULTS["max_file_size"]) == flatten.max_file_size
     assert DEFAULTS["max_chars"] == flatten.max_chars
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_search_json_object_says_its_tier_as_queries_lines_and_the_mcp_tool_do(tmp_path):
+    from index.agent import Knowledge
+    from index.vectors.client import EmbeddingConfig
+    from tests.embedserver import EmbeddingServer
+    from tests.sites import serve
+
+    store = tmp_path / "store"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "q1", "query": "install with docker"}\n')
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base:
+        loaded = run_cli("index", FIXTURES / "docs-tree", "--store", store, "--base-url",
+                         base + "/v1", "--model", "hash-64", "-q")  # fmt: skip
+        assert loaded.code == 0, loaded.stderr
+    gone = f"http://127.0.0.1:{_free_port()}/v1"  # the same model, its server stopped
+    dead = EmbeddingConfig(base_url=gone, model="hash-64")
+    for flags, embeddings in [((), None), (("--base-url", gone, "--model", "hash-64"), dead)]:
+        one = run_cli("search", "install with docker", "--json-object", "--store", store, *flags)
+        assert one.code == 0, one.stderr
+        answer = json.loads(one.stdout)
+        assert sorted(answer) == ["query", "results", "tier"]
+        assert answer["results"][0]["source"] == "docs/guide/install.md"
+        many = run_cli("search", "--queries", questions, "--store", store, *flags)
+        line = json.loads(many.stdout)
+        knowledge = Knowledge(store, embeddings=embeddings)
+        served = knowledge.search("install with docker")
+        knowledge.close()
+        assert answer["tier"] == line["tier"] == served["tier"]
+        assert answer["results"] == line["results"]
+        listed = run_cli("search", "install with docker", "--json", "--store", store, *flags)
+        assert json.loads(listed.stdout) == answer["results"]  # --json alone: the list, as ever
+    tier = answer["tier"]
+    assert tier["name"] == "lexical" and tier["degraded"] is True
+    assert "unreachable" in tier["reason"]

@@ -139,6 +139,14 @@ def search_command(
     model: Model = None,
     api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
+    as_object: Annotated[
+        bool,
+        typer.Option(
+            "--json-object",
+            help="JSON: one object, the results with the query and the tier they were found at "
+            "(as each --queries line and the MCP tool give them); --json alone prints the list.",
+        ),
+    ] = False,
 ) -> None:
     """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
@@ -169,7 +177,9 @@ def search_command(
             if vectors is not None:
                 vectors.close()
     output.tier_line(response.tier)
-    if as_json:
+    if as_object:
+        echo_json(response)
+    elif as_json:
         echo_json(response.results)
     else:
         output.results(response, explain)
