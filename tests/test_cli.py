@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, assert_clean_failure, run_cli, write
+from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
 
 
 def test_help_reads_well():
@@ -173,7 +173,7 @@ def test_interrupted_run_leaves_no_partial_file(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     if proc.returncode == 0:
         pytest.skip("the run finished before the signal; nothing to check")
-    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert proc.returncode == 143 and "interrupted" in stderr and "Traceback" not in stderr
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["src"]
 
@@ -347,3 +347,106 @@ def test_search_json_object_says_its_tier_as_queries_lines_and_the_mcp_tool_do(t
     tier = answer["tier"]
     assert tier["name"] == "lexical" and tier["degraded"] is True
     assert "unreachable" in tier["reason"]
+
+
+class HeldSite:
+    """A docs site whose second page is held until released: a crawl that is surely under way
+    (its first page written) when the test signals it, with no timing to guess."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.asked, self.released = threading.Event(), threading.Event()
+
+    def handler(self) -> type:
+        from tests.sites import Responder, page
+
+        site = self
+
+        class Handler(Responder):
+            def do_GET(self) -> None:
+                if self.path == "/docs/":
+                    self.respond(200, page("Home", "<p>Start</p><a href='/docs/next'>next</a>"))
+                elif self.path == "/docs/next":
+                    site.asked.set()
+                    site.released.wait(60)
+                    self.respond(200, page("Next", "<p>Later</p>"))
+                else:
+                    self.respond(404, b"")
+
+        return Handler
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_flatten_exits_128_plus_its_number_and_leaves_no_output(tmp_path, signum,
+                                                                               code):  # fmt: skip
+    from tests.sites import serve
+
+    site = HeldSite()
+    out = tmp_path / "out" / "docs.jsonl"
+    out.parent.mkdir()
+    with serve(site.handler()) as base:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "flatten", "flatten", "--url", base + "/docs/", "-o", str(out),
+             "--delay", "0"],
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert site.asked.wait(60), "the crawl never asked for its second page"
+            proc.send_signal(signum)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            site.released.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert list(out.parent.iterdir()) == []  # neither the file nor its temporary
+
+
+def _locked_for_writing(db: Path) -> bool:
+    """Whether another connection holds the store's write transaction (a load under way)."""
+    import sqlite3
+
+    probe = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc) or "busy" in str(exc), exc
+        return True
+    finally:
+        probe.close()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_load_rolls_the_index_back_and_exits_128_plus_its_number(tmp_path, signum,
+                                                                               code):  # fmt: skip
+    store = tmp_path / "store"
+    before = jsonl(tmp_path / "before.jsonl", [record("a.md", 1, "alpha original words")])
+    assert run_cli("index", before, "--corpus", "c", "--store", store, "-q").code == 0
+    # Big enough that the load is still in its transaction when the lock is seen.
+    after = jsonl(tmp_path / "after.jsonl", [record(f"d/{n:06}.md", 1, f"replacement text {n} "
+                                                    * 20) for n in range(60_000)])  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flatten", "index", str(after), "--corpus", "c", "--store",
+         str(store), "--max-delete", "100%"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _locked_for_writing(store / "index.sqlite"):
+            assert proc.poll() is None, "the load ended before its transaction was seen"
+            assert time.monotonic() < deadline, "the load never began"
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    listed = run_cli("sources", "--store", store, "--json")
+    assert [s["source"] for s in json.loads(listed.stdout)["sources"]] == ["a.md"]
+    assert not _locked_for_writing(store / "index.sqlite")
