@@ -450,3 +450,40 @@ def test_a_signal_mid_load_rolls_the_index_back_and_exits_128_plus_its_number(tm
     listed = run_cli("sources", "--store", store, "--json")
     assert [s["source"] for s in json.loads(listed.stdout)["sources"]] == ["a.md"]
     assert not _locked_for_writing(store / "index.sqlite")
+
+
+@pytest.fixture(scope="module")
+def docs_store(tmp_path_factory) -> Path:
+    store = tmp_path_factory.mktemp("docs") / "store"
+    assert run_cli("index", FIXTURES / "docs-tree", "--store", store, "-q").code == 0
+    return store
+
+
+@pytest.mark.parametrize(
+    "asked, meant",
+    [
+        ("docs/guide/install.md/", "docs/guide/install.md"),  # a trailing slash
+        ("./docs/guide/install.md", "docs/guide/install.md"),
+        ("docs/guide/install.md#3", "docs/guide/install.md"),  # a token, as search prints it
+        ("docs/guide/install.md:16-35", "docs/guide/install.md"),  # a citation
+        ("docs/guide/instal.md", "docs/guide/install.md"),  # a near miss
+        ("docs/Guide/Install.MD", "docs/guide/install.md"),
+        ("install.md", "docs/guide/install.md"),  # the name without its folder
+        ("docs/reference/cli.md", "docs/reference/cli.rst"),
+    ],
+)
+def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant):
+    result = run_cli("get", asked, "--store", docs_store)
+    assert_clean_failure(result, 1, f"no document '{asked}'", f"did you mean '{meant}'?")
+
+
+def test_get_of_a_folder_names_documents_in_it(docs_store):
+    result = run_cli("get", "docs/reference", "--store", docs_store)
+    assert_clean_failure(result, 1, "is a folder", "docs/reference/api.adoc",
+                         "docs/reference/cli.rst")  # fmt: skip
+
+
+def test_get_of_something_unlike_any_source_suggests_nothing(docs_store):
+    result = run_cli("get", "kubernetes/operators.txt", "--store", docs_store)
+    assert_clean_failure(result, 1, "no document", "list them with")
+    assert "did you mean" not in result.stderr

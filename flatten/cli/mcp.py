@@ -70,7 +70,9 @@ _ENUMERATE = (
 _GET = (
     "Read one indexed document by its `source`, in pages of about 12,000 characters (fewer "
     "when wide characters would break the 24 KiB cap). When `nextOffset` is not null, call "
-    "again with offset=nextOffset for the rest; `totalChars` is the document's length."
+    "again with offset=nextOffset for the rest; `totalChars` is the document's length. A "
+    "source not in the index answers status `not_found`, with `didYouMean` (the sources it may "
+    "mean) when one is close."
 )
 _TOC = (
     "Table of contents: indexed documents whose `source` starts with `prefix` (literally and "

@@ -410,14 +410,21 @@ def get_command(
         raise UsageError(
             "--all gives the whole document; it takes no --offset", reason="bad-offset"
         )
+    from index.suggest import did_you_mean, meant_in
+
     size = {"page_chars": sys.maxsize} if whole else {}
-    page = _read(
-        store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus, **size)
-    )
+
+    def read(store: Store) -> tuple[documents.Page | None, str | None]:
+        page = documents.get(store, source, offset=offset, corpus=corpus, **size)
+        if page is not None:
+            return page, None
+        return None, did_you_mean(source, meant_in(store, source, corpus))
+
+    page, meant = _read(store_dir, read)
     if page is None:
-        listing_hint = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
+        listing = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint=listing_hint)  # fmt: skip
+                           hint=f"{meant}; {listing}" if meant else listing)  # fmt: skip
     if as_json:
         echo_json(page)
         return
