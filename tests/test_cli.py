@@ -487,3 +487,30 @@ def test_get_of_something_unlike_any_source_suggests_nothing(docs_store):
     result = run_cli("get", "kubernetes/operators.txt", "--store", docs_store)
     assert_clean_failure(result, 1, "no document", "list them with")
     assert "did you mean" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, reason, words",
+    [
+        (("search", "docker", "--json", "--bogus"), "no-such-option", "--bogus"),
+        (("search", "docker", "--json", "--top-k", "0"), "bad-parameter", "--top-k"),
+        (("search", "docker", "--json", "--top-k"), "bad-option-usage", "--top-k"),
+        (("get", "--json"), "missing-parameter", "source"),
+        (("stats", "--json", "extra"), "usage-error", "extra"),
+    ],
+)
+def test_a_usage_error_under_json_is_also_a_json_error_object_on_stdout(args, reason, words):
+    result = run_cli(args[0], "--store", "/nonexistent/never-opened", *args[1:])
+    assert result.code == 2, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and answer["command"] == args[0]
+    assert answer["error"]["reason"] == reason, answer
+    assert words in answer["error"]["message"] and "\n" not in answer["error"]["message"]
+    assert "--help" in answer["error"]["hint"]
+    assert "Traceback" not in result.stderr and "Error" in result.stderr  # as ever, for people
+
+
+def test_a_usage_error_without_json_prints_nothing_on_stdout():
+    for args in (("search", "docker", "--bogus"), ("search", "--", "--json", "--bogus")):
+        result = run_cli(*args)
+        assert result.code == 2 and result.stdout == ""
