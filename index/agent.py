@@ -253,7 +253,7 @@ def _not_found(source: str, meant: Meant | None) -> dict[str, Any]:
     missing = f"no document '{_cut_chars(source)}' in the index"
     listing = "sources come from knowledge_search or knowledge_toc"
     said = did_you_mean(_cut_chars(source), meant) if meant is not None else None
-    answer = _status("not_found", missing, hint=f"{said}; {listing}" if said else listing)
+    answer = _status("not_found", missing, hint=f"{said} ({listing})" if said else listing)
     if said and meant is not None:
         answer["didYouMean"] = clean_json(meant.sources)
     return answer

@@ -24,6 +24,7 @@ from index.results import REQUESTED, Tier, TierUsed
 from index.text import clean, clean_json, one_line
 
 if TYPE_CHECKING:
+    from typer._click.core import Context
     from typer._click.exceptions import UsageError
 
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
@@ -66,7 +67,7 @@ def error_lines(exc: FlattenError) -> list[str]:
     return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
 
 
-def json_usage_error(exc: UsageError, ctx: Any) -> None:
+def json_usage_error(exc: UsageError, ctx: Context) -> None:
     """A usage error (a bad option, a missing argument) of a command run with --json, as the
     JSON a script reads on stdout, in the shape of a failed run's summary (`ok`, `error` with
     `reason`, `message`, `hint`); people still read click's usage text on stderr."""

@@ -424,7 +424,7 @@ def get_command(
     if page is None:
         listing = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint=f"{meant}; {listing}" if meant else listing)  # fmt: skip
+                           hint=f"{meant} ({listing})" if meant else listing)  # fmt: skip
     if as_json:
         echo_json(page)
         return
