@@ -252,7 +252,7 @@ def _not_found(source: str, meant: Meant | None) -> dict[str, Any]:
     close (a trailing slash, a token's `#ordinal`, a letter off, a folder)."""
     missing = f"no document '{_cut_chars(source)}' in the index"
     listing = "sources come from knowledge_search or knowledge_toc"
-    said = did_you_mean(_cut_chars(source), meant) if meant is not None else None
+    said = did_you_mean(meant) if meant is not None else None
     answer = _status("not_found", missing, hint=f"{said} ({listing})" if said else listing)
     if said and meant is not None:
         answer["didYouMean"] = clean_json(meant.sources)

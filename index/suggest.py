@@ -24,10 +24,11 @@ _TAIL = re.compile(r"(?:#\d+|:\d+(?:-\d+)?)$")  # a token's `#ordinal`, a citati
 @dataclass(frozen=True)
 class Meant:
     """What a missing source may have meant: `sources`, best first (none: nothing is close);
-    with `folder`, the source is a folder holding `total` documents, the first of them shown."""
+    or, when it names a `folder` (its path, no last slash), `total` documents below it, the
+    first of them in `sources`."""
 
     sources: list[str] = field(default_factory=list)
-    folder: bool = False
+    folder: str | None = None
     total: int = 0
 
 
@@ -41,7 +42,7 @@ def meant(wanted: str, known: Sequence[str], limit: int = SUGGESTED) -> Meant:
         return Meant(exact)
     inside = sorted(s for s in known if s.startswith(bare + "/"))
     if inside:
-        return Meant(inside[:limit], folder=True, total=len(inside))
+        return Meant(inside[:limit], folder=bare, total=len(inside))
     folded = bare.casefold()
     for same in (_casefolded, _by_name, _by_stem):
         found = sorted({s for s in known if same(s, folded)})
@@ -62,18 +63,15 @@ def meant_in(store: Store, wanted: str, corpus: str | None = None) -> Meant:
     return meant(wanted, [row[0] for row in rows])
 
 
-def did_you_mean(wanted: str, found: Meant) -> str | None:
+def did_you_mean(found: Meant) -> str | None:
     """The sentence saying what was meant, or None when nothing is close."""
     if not found.sources:
         return None
     shown = ", ".join(f"'{s}'" for s in found.sources)
-    if found.folder:
-        more = (
-            f" and {found.total - len(found.sources)} more"
-            if found.total > len(found.sources)
-            else ""
-        )
-        return f"'{_bare(wanted)}' is a folder: its documents include {shown}{more}"
+    if found.folder is not None:
+        left = found.total - len(found.sources)
+        more = f" and {left} more" if left else ""
+        return f"'{found.folder}' is a folder: its documents include {shown}{more}"
     return f"did you mean {shown}?" if len(found.sources) == 1 else f"did you mean one of {shown}?"
 
 

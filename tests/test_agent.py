@@ -74,6 +74,6 @@ def test_a_source_copied_with_a_slash_a_token_or_a_citation_is_found_again(known
     mangled = data.draw(st.sampled_from([source + "/", "./" + source, source + "#3",
                                          source + ":16-35", f" {source} "]))  # fmt: skip
     found = meant(mangled, known)
-    assert found.sources[0] == source and not found.folder
+    assert found.sources[0] == source and found.folder is None
     anything = meant(data.draw(st.text(max_size=30)), known)
     assert set(anything.sources) <= set(known) and len(anything.sources) <= SUGGESTED

@@ -480,7 +480,8 @@ def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant
 def test_get_of_a_folder_names_documents_in_it(docs_store):
     result = run_cli("get", "docs/reference", "--store", docs_store)
     assert_clean_failure(result, 1, "is a folder", "docs/reference/api.adoc",
-                         "docs/reference/cli.rst")  # fmt: skip
+                         "docs/reference/cli.rst",
+                         "`docs-flatten toc docs/reference/ --store")  # fmt: skip
 
 
 def test_get_of_something_unlike_any_source_suggests_nothing(docs_store):

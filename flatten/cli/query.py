@@ -410,21 +410,23 @@ def get_command(
         raise UsageError(
             "--all gives the whole document; it takes no --offset", reason="bad-offset"
         )
-    from index.suggest import did_you_mean, meant_in
+    from index.suggest import Meant, did_you_mean, meant_in
 
     size = {"page_chars": sys.maxsize} if whole else {}
 
-    def read(store: Store) -> tuple[documents.Page | None, str | None]:
+    def read(store: Store) -> tuple[documents.Page | None, Meant]:
         page = documents.get(store, source, offset=offset, corpus=corpus, **size)
-        if page is not None:
-            return page, None
-        return None, did_you_mean(source, meant_in(store, source, corpus))
+        return page, Meant() if page is not None else meant_in(store, source, corpus)
 
     page, meant = _read(store_dir, read)
     if page is None:
-        listing = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
+        said = did_you_mean(meant)
+        flag = store_flag(store_dir)
+        listing = (f"its table of contents: `docs-flatten toc {meant.folder}/{flag}`"
+                   if meant.folder is not None
+                   else f"list them with `docs-flatten sources{flag}`")  # fmt: skip
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint=f"{meant} ({listing})" if meant else listing)  # fmt: skip
+                           hint=f"{said} ({listing})" if said else listing)  # fmt: skip
     if as_json:
         echo_json(page)
         return
