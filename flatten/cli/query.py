@@ -422,11 +422,11 @@ def get_command(
     if page is None:
         said = did_you_mean(meant)
         flag = store_flag(store_dir)
-        listing = (f"its table of contents: `docs-flatten toc {meant.folder}/{flag}`"
-                   if meant.folder is not None
-                   else f"list them with `docs-flatten sources{flag}`")  # fmt: skip
+        listing_hint = (f"its table of contents: `docs-flatten toc {meant.folder}/{flag}`"
+                        if meant.folder is not None
+                        else f"list them with `docs-flatten sources{flag}`")  # fmt: skip
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint=f"{said} ({listing})" if said else listing)  # fmt: skip
+                           hint=f"{said} ({listing_hint})" if said else listing_hint)  # fmt: skip
     if as_json:
         echo_json(page)
         return
