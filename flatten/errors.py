@@ -5,11 +5,14 @@ FlattenError            a run failed (exit 1): says what was wrong and what to d
 ├── SourceError         a root, repository or ref cannot be read
 ├── NothingToFlatten    the source holds nothing the chosen --kind takes
 └── OutputError         the output or report file cannot be written
+
+Interrupted (a KeyboardInterrupt) is SIGTERM's stop: Ctrl-C's clean-up, its own exit code.
 """
 
 from __future__ import annotations
 
 import errno
+import signal
 
 
 class FlattenError(Exception):
@@ -54,3 +57,18 @@ def write_failed(name: str, error: OSError) -> OutputError:
             hint="free some space or write somewhere else, then run again",
         )
     return OutputError(f"cannot write {name}: {error.strerror}", reason="output-write-failed")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop asked by a signal (SIGTERM): raised as a KeyboardInterrupt, so that every clean-up
+    written for Ctrl-C runs, and carrying the signal for the exit code."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupted_exit_code(stop: KeyboardInterrupt) -> int:
+    """128 + the stopping signal's number, as a shell reports a process a signal ended: 130 for
+    Ctrl-C (SIGINT), 143 for SIGTERM (a CI runner's or a container's stop)."""
+    return 128 + getattr(stop, "signum", signal.SIGINT)

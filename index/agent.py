@@ -23,6 +23,7 @@ from index.errors import QueryError, StoreError
 from index.scope import Scope
 from index.search import SearchOptions, chunk_texts, search
 from index.store import Store
+from index.suggest import Meant, did_you_mean, meant_in
 from index.text import clean_json
 from index.vectors.client import EmbeddingConfig
 from index.vectors.stage import VectorTier
@@ -177,12 +178,11 @@ class Knowledge:
                 try:
                     page = documents.get(store, source, offset=offset, corpus=corpus or None,
                                          page_chars=page_chars)  # fmt: skip
+                    meant = meant_in(store, source, corpus or None) if page is None else None
                 except QueryError as exc:
                     return _status(exc.reason, exc.message, hint=exc.hint)
             if page is None:
-                missing = f"no document '{_cut_chars(source)}' in the index"
-                hint = "sources come from knowledge_search or knowledge_toc"
-                return _status("not_found", missing, hint=hint)
+                return _not_found(source, meant)
             answer = clean_json({"status": "ok", "notice": NOTICE, **to_json(page)})
             # Pages are counted in characters, the cap in bytes: a page of wide characters is
             # made shorter until it fits.
@@ -245,6 +245,18 @@ class Knowledge:
         return _status("too_large", f"The answer would exceed the {self.cap // 1024} KiB cap "
                        "even without its results (an indexed path or title is that long).",
                        hint="narrow the query with corpus, or use the CLI")  # fmt: skip
+
+
+def _not_found(source: str, meant: Meant | None) -> dict[str, Any]:
+    """`not_found`, with the sources that may have been meant (`didYouMean`) when some are
+    close (a trailing slash, a token's `#ordinal`, a letter off, a folder)."""
+    missing = f"no document '{_cut_chars(source)}' in the index"
+    listing = "sources come from knowledge_search or knowledge_toc"
+    said = did_you_mean(meant) if meant is not None else None
+    answer = _status("not_found", missing, hint=f"{said} ({listing})" if said else listing)
+    if said and meant is not None:
+        answer["didYouMean"] = clean_json(meant.sources)
+    return answer
 
 
 def _status(status: str, message: str, *, hint: str | None = None) -> dict[str, Any]:

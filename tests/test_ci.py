@@ -340,6 +340,12 @@ def test_every_hint_naming_a_command_is_covered_and_works(tmp_path, docs_repo):
     listing = _commands(run_cli("get", "nope.md", "--store", store).stderr)
     assert listing == [f"docs-flatten sources --store {store}"]
     assert _run_hint(listing[0]).code == 0
+    # A folder asked for as a document: its table of contents.
+    nested = jsonl(tmp_path / "n.jsonl", [record("guide/b.md", 1, "beta")])
+    assert run_cli("index", nested, "--corpus", "n", "--store", store, "-q").code == 0
+    contents = _commands(run_cli("get", "guide/", "--store", store).stderr)
+    assert contents == [f"docs-flatten toc guide/ --store {store}"]
+    assert "guide/b.md" in _run_hint(contents[0]).stdout
     # ingest with nothing to ingest: ingest this folder.
     ingest = _commands(run_cli("ingest", "--store", store, cwd=tmp_path / "docs").stderr)
     assert _run_hint(ingest[0], cwd=tmp_path / "docs").code == 0
@@ -353,7 +359,7 @@ def test_every_hint_naming_a_command_is_covered_and_works(tmp_path, docs_repo):
                            shell=True, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert piped.returncode == 0, piped.stderr
     covered = {"docs-flatten ingest", "docs-flatten index", "docs-flatten sources",
-               "docs-flatten flatten"}  # fmt: skip
+               "docs-flatten flatten", "docs-flatten toc"}  # fmt: skip
     assert _hinted_commands() == covered
 
 

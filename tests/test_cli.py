@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, assert_clean_failure, run_cli, write
+from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
 
 
 def test_help_reads_well():
@@ -173,7 +173,7 @@ def test_interrupted_run_leaves_no_partial_file(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     if proc.returncode == 0:
         pytest.skip("the run finished before the signal; nothing to check")
-    assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert proc.returncode == 143 and "interrupted" in stderr and "Traceback" not in stderr
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["src"]
 
@@ -303,3 +303,215 @@ def test_crawl_flag_defaults_are_the_crawlers_own():
     flatten = FlattenOptions()
     assert parse_size(DEFAULTS["max_file_size"]) == flatten.max_file_size
     assert DEFAULTS["max_chars"] == flatten.max_chars
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_search_json_object_says_its_tier_as_queries_lines_and_the_mcp_tool_do(tmp_path):
+    from index.agent import Knowledge
+    from index.vectors.client import EmbeddingConfig
+    from tests.embedserver import EmbeddingServer
+    from tests.sites import serve
+
+    store = tmp_path / "store"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "q1", "query": "install with docker"}\n')
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base:
+        loaded = run_cli("index", FIXTURES / "docs-tree", "--store", store, "--base-url",
+                         base + "/v1", "--model", "hash-64", "-q")  # fmt: skip
+        assert loaded.code == 0, loaded.stderr
+    gone = f"http://127.0.0.1:{_free_port()}/v1"  # the same model, its server stopped
+    dead = EmbeddingConfig(base_url=gone, model="hash-64")
+    for flags, embeddings in [((), None), (("--base-url", gone, "--model", "hash-64"), dead)]:
+        one = run_cli("search", "install with docker", "--json-object", "--store", store, *flags)
+        assert one.code == 0, one.stderr
+        answer = json.loads(one.stdout)
+        assert sorted(answer) == ["query", "results", "tier"]
+        assert answer["results"][0]["source"] == "docs/guide/install.md"
+        many = run_cli("search", "--queries", questions, "--store", store, *flags)
+        line = json.loads(many.stdout)
+        knowledge = Knowledge(store, embeddings=embeddings)
+        served = knowledge.search("install with docker")
+        knowledge.close()
+        assert answer["tier"] == line["tier"] == served["tier"]
+        assert answer["results"] == line["results"]
+        listed = run_cli("search", "install with docker", "--json", "--store", store, *flags)
+        assert json.loads(listed.stdout) == answer["results"]  # --json alone: the list, as ever
+    tier = answer["tier"]
+    assert tier["name"] == "lexical" and tier["degraded"] is True
+    assert "unreachable" in tier["reason"]
+
+
+class HeldSite:
+    """A docs site whose second page is held until released: a crawl that is surely under way
+    (its first page written) when the test signals it, with no timing to guess."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.asked, self.released = threading.Event(), threading.Event()
+
+    def handler(self) -> type:
+        from tests.sites import Responder, page
+
+        site = self
+
+        class Handler(Responder):
+            def do_GET(self) -> None:
+                if self.path == "/docs/":
+                    self.respond(200, page("Home", "<p>Start</p><a href='/docs/next'>next</a>"))
+                elif self.path == "/docs/next":
+                    site.asked.set()
+                    site.released.wait(60)
+                    self.respond(200, page("Next", "<p>Later</p>"))
+                else:
+                    self.respond(404, b"")
+
+        return Handler
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_flatten_exits_128_plus_its_number_and_leaves_no_output(tmp_path, signum,
+                                                                               code):  # fmt: skip
+    from tests.sites import serve
+
+    site = HeldSite()
+    out = tmp_path / "out" / "docs.jsonl"
+    out.parent.mkdir()
+    with serve(site.handler()) as base:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "flatten", "flatten", "--url", base + "/docs/", "-o", str(out),
+             "--delay", "0"],
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert site.asked.wait(60), "the crawl never asked for its second page"
+            proc.send_signal(signum)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            site.released.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert list(out.parent.iterdir()) == []  # neither the file nor its temporary
+
+
+def _locked_for_writing(db: Path) -> bool:
+    """Whether another connection holds the store's write transaction (a load under way)."""
+    import sqlite3
+
+    probe = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc) or "busy" in str(exc), exc
+        return True
+    finally:
+        probe.close()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_load_rolls_the_index_back_and_exits_128_plus_its_number(tmp_path, signum,
+                                                                               code):  # fmt: skip
+    store = tmp_path / "store"
+    before = jsonl(tmp_path / "before.jsonl", [record("a.md", 1, "alpha original words")])
+    assert run_cli("index", before, "--corpus", "c", "--store", store, "-q").code == 0
+    # Big enough that the load is still in its transaction when the lock is seen.
+    after = jsonl(tmp_path / "after.jsonl", [record(f"d/{n:06}.md", 1, f"replacement text {n} "
+                                                    * 20) for n in range(60_000)])  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flatten", "index", str(after), "--corpus", "c", "--store",
+         str(store), "--max-delete", "100%"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _locked_for_writing(store / "index.sqlite"):
+            assert proc.poll() is None, "the load ended before its transaction was seen"
+            assert time.monotonic() < deadline, "the load never began"
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    listed = run_cli("sources", "--store", store, "--json")
+    assert [s["source"] for s in json.loads(listed.stdout)["sources"]] == ["a.md"]
+    assert not _locked_for_writing(store / "index.sqlite")
+
+
+@pytest.fixture(scope="module")
+def docs_store(tmp_path_factory) -> Path:
+    store = tmp_path_factory.mktemp("docs") / "store"
+    assert run_cli("index", FIXTURES / "docs-tree", "--store", store, "-q").code == 0
+    return store
+
+
+@pytest.mark.parametrize(
+    "asked, meant",
+    [
+        ("docs/guide/install.md/", "docs/guide/install.md"),  # a trailing slash
+        ("./docs/guide/install.md", "docs/guide/install.md"),
+        ("docs/guide/install.md#3", "docs/guide/install.md"),  # a token, as search prints it
+        ("docs/guide/install.md:16-35", "docs/guide/install.md"),  # a citation
+        ("docs/guide/instal.md", "docs/guide/install.md"),  # a near miss
+        ("docs/Guide/Install.MD", "docs/guide/install.md"),
+        ("install.md", "docs/guide/install.md"),  # the name without its folder
+        ("docs/reference/cli.md", "docs/reference/cli.rst"),
+    ],
+)
+def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant):
+    result = run_cli("get", asked, "--store", docs_store)
+    assert_clean_failure(result, 1, f"no document '{asked}'", f"did you mean '{meant}'?")
+
+
+def test_get_of_a_folder_names_documents_in_it(docs_store):
+    result = run_cli("get", "docs/reference", "--store", docs_store)
+    assert_clean_failure(result, 1, "is a folder", "docs/reference/api.adoc",
+                         "docs/reference/cli.rst",
+                         "`docs-flatten toc docs/reference/ --store")  # fmt: skip
+
+
+def test_get_of_something_unlike_any_source_suggests_nothing(docs_store):
+    result = run_cli("get", "kubernetes/operators.txt", "--store", docs_store)
+    assert_clean_failure(result, 1, "no document", "list them with")
+    assert "did you mean" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, reason, words",
+    [
+        (("search", "docker", "--json", "--bogus"), "no-such-option", "--bogus"),
+        (("search", "docker", "--json", "--top-k", "0"), "bad-parameter", "--top-k"),
+        (("search", "docker", "--json", "--top-k"), "bad-option-usage", "--top-k"),
+        (("get", "--json"), "missing-parameter", "source"),
+        (("stats", "--json", "extra"), "usage-error", "extra"),
+    ],
+)
+def test_a_usage_error_under_json_is_also_a_json_error_object_on_stdout(args, reason, words):
+    result = run_cli(args[0], "--store", "/nonexistent/never-opened", *args[1:])
+    assert result.code == 2, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and answer["command"] == args[0]
+    assert answer["error"]["reason"] == reason, answer
+    assert words in answer["error"]["message"] and "\n" not in answer["error"]["message"]
+    assert "--help" in answer["error"]["hint"]
+    assert "Traceback" not in result.stderr and "Error" in result.stderr  # as ever, for people
+
+
+def test_a_usage_error_without_json_prints_nothing_on_stdout():
+    for args in (("search", "docker", "--bogus"), ("search", "--", "--json", "--bogus")):
+        result = run_cli(*args)
+        assert result.code == 2 and result.stdout == ""

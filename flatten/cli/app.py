@@ -2,13 +2,13 @@
 become messages and exit codes.
 
 Data goes to stdout, diagnostics to stderr. Exit codes: 0 ok, 1 the run failed, 2 usage error,
-130 interrupted. Every failure prints what was wrong and what to do; no traceback reaches the user.
+130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Every failure prints what was wrong and what
+to do; no traceback reaches the user.
 """
 
 from __future__ import annotations
 
 import functools
-import signal
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -18,7 +18,8 @@ from flatten._version import __version__
 from flatten.cli import config, flatten, load, mcp, pack, query
 from flatten.cli.help import Command, command_class
 from flatten.cli.output import error_lines
-from flatten.errors import FlattenError
+from flatten.cli.stopping import stop_on_sigterm
+from flatten.errors import FlattenError, interrupted_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,9 +44,9 @@ def reports_errors(command: F) -> F:
             for line in error_lines(exc):
                 typer.echo(line, err=True)
             raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             typer.echo("interrupted: nothing was written", err=True)
-            raise typer.Exit(130) from None
+            raise typer.Exit(interrupted_exit_code(stop)) from None
         except BrokenPipeError:
             raise typer.Exit(0) from None  # the reader went away (`| head`): not an error
 
@@ -85,12 +86,8 @@ for _name, _command, _settings in COMMANDS:
     app.command(_name, **{"cls": Command, **_settings})(reports_errors(_command))
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # run the same clean-up as Ctrl-C
-
-
 def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_sigterm()
     app()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, get_args
 
+from typer._click.exceptions import UsageError
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 
@@ -39,7 +40,15 @@ class Command(TyperCommand):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if self.aliases:
             args = [_respell(arg, self.aliases) for arg in args]
-        return super().parse_args(ctx, args)
+        given = list(args)  # the parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as exc:  # typer's own click: `click.UsageError` is another class
+            if "--json" in given[: given.index("--") if "--" in given else None]:
+                from flatten.cli.output import json_usage_error
+
+                json_usage_error(exc, ctx)  # a script's --json reads it too; exit 2 stays
+            raise
 
 
 def _respell(arg: str, aliases: dict[str, str]) -> str:

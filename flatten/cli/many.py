@@ -26,7 +26,7 @@ from flatten.cli.jobs import Job
 from flatten.cli.loading import Run, ingest_options, load_into
 from flatten.cli.options import check_repo_only, crawl_options, settings_options
 from flatten.cli.output import error_lines, json_line, say
-from flatten.errors import FlattenError, OutputError
+from flatten.errors import FlattenError, OutputError, interrupted_exit_code
 from flatten.fanout import Flattened, SourceSpec, flatten_many
 from flatten.manifest import (
     Entry,
@@ -82,13 +82,14 @@ class Outcomes:
     @contextlib.contextmanager
     def stoppable(self, what: str) -> Iterator[None]:
         """Ctrl-C or SIGTERM in the block: say what finished before the stop (it stays: each
-        load is its own transaction) and exit 130, rather than "nothing was written"."""
+        load is its own transaction) and exit 130 (143 on SIGTERM), rather than "nothing was
+        written"."""
         try:
             yield
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             say(f"interrupted: {what}: {self._done() or 'no source had finished'} before the "
                 "stop (those stay); the source under way was not loaded", err=True)  # fmt: skip
-            raise typer.Exit(130) from None
+            raise typer.Exit(interrupted_exit_code(stop)) from None
 
     def finish(self, what: str) -> None:
         """The JSON summaries, the counts line, and the exit code of the worst failure."""

@@ -71,7 +71,9 @@ _ENUMERATE = (
 _GET = (
     "Read one indexed document by its `source`, in pages of about 12,000 characters (fewer "
     "when wide characters would break the 24 KiB cap). When `nextOffset` is not null, call "
-    "again with offset=nextOffset for the rest; `totalChars` is the document's length."
+    "again with offset=nextOffset for the rest; `totalChars` is the document's length. A "
+    "source not in the index answers status `not_found`, with `didYouMean` (the sources it may "
+    "mean) when one is close."
 )
 _TOC = (
     "Table of contents: indexed documents whose `source` starts with `prefix` (literally and "
@@ -243,7 +245,9 @@ def _json(answer: dict[str, Any]) -> str:
 def _server_class() -> type["MCPServer"]:
     """The SDK's server, answering arguments that break a tool's input schema with a sentence
     built from that schema (`status: bad_argument`, an error result the model can act on)
-    instead of the validator's report; an optional argument sent as null takes its default."""
+    instead of the validator's report; an optional argument sent as null takes its default.
+    Over stdio, unreadable lines are answered and requests in flight at the end of input are
+    answered before it stops (`mcp_stdio`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import CallToolResult, TextContent
@@ -274,6 +278,11 @@ def _server_class() -> type["MCPServer"]:
             answer = clean_json({"status": "bad_argument", "message": problem})
             return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
                                   is_error=True)  # fmt: skip
+
+        async def run_stdio_async(self) -> None:
+            from flatten.cli.mcp_stdio import serve_stdio
+
+            await serve_stdio(self._lowlevel_server)
 
     return Server
 

@@ -12,6 +12,7 @@ sequence reaches the terminal and no secret leaves the index (`say` for text, `e
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -23,6 +24,9 @@ from index.results import REQUESTED, Tier, TierUsed
 from index.text import clean, clean_json, one_line
 
 if TYPE_CHECKING:
+    from typer._click.core import Context
+    from typer._click.exceptions import UsageError
+
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
     from index.health import Diagnosis, StoreHealth
     from index.results import Ranking, SearchResponse
@@ -61,6 +65,20 @@ def error_lines(exc: FlattenError) -> list[str]:
         flag, flag_hint = QUERY_FLAGS[exc.reason]
         message, hint = f"{flag}: {message}", hint or flag_hint
     return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
+
+
+def json_usage_error(exc: UsageError, ctx: Context) -> None:
+    """A usage error (a bad option, a missing argument) of a command run with --json, as the
+    JSON a script reads on stdout, in the shape of a failed run's summary (`ok`, `error` with
+    `reason`, `message`, `hint`); people still read click's usage text on stderr."""
+    kind = _CAMEL.sub("-", type(exc).__name__).lower()  # NoSuchOption -> no-such-option
+    error = {"reason": kind, "message": " ".join(exc.format_message().split()),
+             "hint": f"see `{ctx.command_path} --help`"}  # fmt: skip
+    typer.echo(json.dumps(clean_json({"command": ctx.info_name, "ok": False, "error": error}),
+                          ensure_ascii=False))  # fmt: skip
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 def say(text: str, *, err: bool = False, nl: bool = True) -> None:

@@ -139,6 +139,14 @@ def search_command(
     model: Model = None,
     api_key_env: ApiKeyEnv = None,
     as_json: Json = False,
+    as_object: Annotated[
+        bool,
+        typer.Option(
+            "--json-object",
+            help="JSON: one object, the results with the query and the tier they were found at "
+            "(as each --queries line and the MCP tool give them); --json alone prints the list.",
+        ),
+    ] = False,
 ) -> None:
     """Ranked search with citations: BM25, fused with vectors when embeddings are configured."""
     if (query is None) == (queries_file is None):
@@ -169,7 +177,9 @@ def search_command(
             if vectors is not None:
                 vectors.close()
     output.tier_line(response.tier)
-    if as_json:
+    if as_object:
+        echo_json(response)
+    elif as_json:
         echo_json(response.results)
     else:
         output.results(response, explain)
@@ -400,14 +410,23 @@ def get_command(
         raise UsageError(
             "--all gives the whole document; it takes no --offset", reason="bad-offset"
         )
+    from index.suggest import Meant, did_you_mean, meant_in
+
     size = {"page_chars": sys.maxsize} if whole else {}
-    page = _read(
-        store_dir, lambda s: documents.get(s, source, offset=offset, corpus=corpus, **size)
-    )
+
+    def read(store: Store) -> tuple[documents.Page | None, Meant]:
+        page = documents.get(store, source, offset=offset, corpus=corpus, **size)
+        return page, Meant() if page is not None else meant_in(store, source, corpus)
+
+    page, meant = _read(store_dir, read)
     if page is None:
-        listing_hint = f"list them with `docs-flatten sources{store_flag(store_dir)}`"
+        said = did_you_mean(meant)
+        flag = store_flag(store_dir)
+        listing_hint = (f"its table of contents: `docs-flatten toc {meant.folder}/{flag}`"
+                        if meant.folder is not None
+                        else f"list them with `docs-flatten sources{flag}`")  # fmt: skip
         raise FlattenError(f"no document '{source}' in the index", reason="no-document",
-                           hint=listing_hint)  # fmt: skip
+                           hint=f"{said} ({listing_hint})" if said else listing_hint)  # fmt: skip
     if as_json:
         echo_json(page)
         return

@@ -8,9 +8,11 @@ within limits; anything else fails with a named reason.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
+from index.text import safe_display
 from index.vectors.template import DEFAULT_DOCUMENT_TEMPLATE, SliceText, render, template_problem
 
 if TYPE_CHECKING:  # httpx loads with the first client: the CLI starts without it, as for crawls
@@ -186,9 +189,10 @@ class EmbeddingClient:
                     time.sleep(pause)
                     continue
             if status >= 400:
+                media, excerpt = _answer_body(response)
                 error = EmbeddingError(
-                    f"embeddings server answered {status} for a batch of {len(texts)}: "
-                    f"{response.text[:200]}", reason=f"http-{status}",
+                    f"embeddings server answered {status} for a batch of {len(texts)}"
+                    f"{f' ({media})' if media else ''}: {excerpt}", reason=f"http-{status}",
                 )  # fmt: skip
                 error.status = status
                 raise error
@@ -201,8 +205,11 @@ def _vectors(response: httpx.Response, expected: int) -> list[list[float]]:
     try:
         data = response.json()["data"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise EmbeddingError("the embeddings answer is not in the OpenAI format",
-                             reason="bad-response") from exc  # fmt: skip
+        media, excerpt = _answer_body(response)
+        raise EmbeddingError(
+            f"the embeddings answer ({response.status_code}{f' {media}' if media else ''}) is "
+            f"not in the OpenAI format: {excerpt}", reason="bad-response",
+        ) from exc  # fmt: skip
     return answered_vectors(data, expected)
 
 
@@ -244,6 +251,49 @@ def answered_vectors(data: Any, expected: int) -> list[list[float]]:
 
 
 _NONE = object()  # no odd index found (None itself is an odd one)
+
+EXCERPT_CHARS = 120  # of an answer's body quoted in an error: enough to recognise the page
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_MARKUP = re.compile(r"<!--.*?-->|<(script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+
+
+def body_excerpt(body: str, content_type: str = "") -> str:
+    """What an error says of an answer's body, in one short display-safe line: a JSON error's
+    message, an HTML page's title (else its text), else the text; never a page of markup (a
+    proxy's 502 page, a web UI where the API was meant)."""
+    start = body.lstrip()[:1]
+    text = _json_message(body) if "json" in content_type or start in ("{", "[") else None
+    if text is None and ("html" in content_type or start == "<"):
+        title = _TITLE.search(body)
+        text = html.unescape(title.group(1) if title and title.group(1).strip()
+                             else _MARKUP.sub(" ", body))  # fmt: skip
+    text = " ".join(safe_display(body if text is None else text).split())
+    if len(text) > EXCERPT_CHARS:
+        text = text[: EXCERPT_CHARS - 1].rstrip() + "…"
+    return text
+
+
+def _json_message(body: str) -> str | None:
+    """The message of a JSON error answer (OpenAI's `error.message`, or an `error`, `message`
+    or `detail` string), else None."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    for found in (error.get("message") if isinstance(error, dict) else error,
+                  data.get("message"), data.get("detail")):  # fmt: skip
+        if isinstance(found, str) and found.strip():
+            return found
+    return None
+
+
+def _answer_body(response: httpx.Response) -> tuple[str, str]:
+    """An answer's media type (`text/html`, or "") and `body_excerpt`, for an error message."""
+    media = safe_display(response.headers.get("content-type", "").split(";")[0].strip())
+    return media, body_excerpt(response.text, media.lower()) or "(empty body)"
 
 
 def _bad(what: str) -> EmbeddingError:

@@ -1,0 +1,104 @@
+"""The documents someone asking for a source the index does not hold may have meant.
+
+A source is typed or copied by hand: with a trailing slash or `./` in front, with the `#ordinal`
+of a token or the `:lines` of a citation still on it, in another case, without its folder, with
+another extension, a letter off, or it names a folder. The index is asked for its sources only
+when a document was not found (never on the way to a hit).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from index.scope import DOCUMENTS, corpus_filter
+from index.store import Store
+
+SUGGESTED = 3  # sources named at most
+CLOSE = 0.8  # difflib's similarity a near miss needs: a letter or two off in a path
+_TAIL = re.compile(r"(?:#\d+|:\d+(?:-\d+)?)$")  # a token's `#ordinal`, a citation's `:lines`
+
+
+@dataclass(frozen=True)
+class Meant:
+    """What a missing source may have meant: `sources`, best first (none: nothing is close);
+    or, when it names a `folder` (its path, no last slash), `total` documents below it, the
+    first of them in `sources`."""
+
+    sources: list[str] = field(default_factory=list)
+    folder: str | None = None
+    total: int = 0
+
+
+def meant(wanted: str, known: Sequence[str], limit: int = SUGGESTED) -> Meant:
+    """The sources of `known` someone asking for `wanted` (not one of them) may have meant."""
+    bare = _bare(wanted)
+    if not bare:
+        return Meant()
+    exact = [s for s in known if s == bare]
+    if exact:
+        return Meant(exact)
+    inside = sorted(s for s in known if s.startswith(bare + "/"))
+    if inside:
+        return Meant(inside[:limit], folder=bare, total=len(inside))
+    folded = bare.casefold()
+    for same in (_casefolded, _by_name, _by_stem):
+        found = sorted({s for s in known if same(s, folded)})
+        if found:
+            return Meant(found[:limit])
+    by_fold = {s.casefold(): s for s in sorted(known, reverse=True)}  # the first spelling wins
+    close = difflib.get_close_matches(folded, list(by_fold), n=limit, cutoff=CLOSE)
+    return Meant([by_fold[c] for c in close])
+
+
+def meant_in(store: Store, wanted: str, corpus: str | None = None) -> Meant:
+    """`meant` against the sources of the index (of `corpus` when given)."""
+    in_corpus, params = corpus_filter(store.db, corpus)
+    rows = store.db.execute(
+        f"SELECT DISTINCT d.source FROM {DOCUMENTS} WHERE 1 = 1 {in_corpus} ORDER BY d.source",
+        params,
+    ).fetchall()
+    return meant(wanted, [row[0] for row in rows])
+
+
+def did_you_mean(found: Meant) -> str | None:
+    """The sentence saying what was meant, or None when nothing is close."""
+    if not found.sources:
+        return None
+    shown = ", ".join(f"'{s}'" for s in found.sources)
+    if found.folder is not None:
+        left = found.total - len(found.sources)
+        more = f" and {left} more" if left else ""
+        return f"'{found.folder}' is a folder: its documents include {shown}{more}"
+    return f"did you mean {shown}?" if len(found.sources) == 1 else f"did you mean one of {shown}?"
+
+
+def _bare(wanted: str) -> str:
+    """The source as it would be written in the index: no `./`, no trailing slash, no token
+    ordinal or citation lines, no surrounding blanks."""
+    text = _TAIL.sub("", wanted.strip())
+    while text.startswith("./"):
+        text = text[2:]
+    return text.rstrip("/")
+
+
+def _casefolded(source: str, folded: str) -> bool:
+    return source.casefold() == folded
+
+
+def _by_name(source: str, folded: str) -> bool:
+    """A file name given without its folder."""
+    return "/" not in folded and source.casefold().rsplit("/", 1)[-1] == folded
+
+
+def _by_stem(source: str, folded: str) -> bool:
+    """The same path with another extension (`cli.md` for `cli.rst`)."""
+    return _stem(source.casefold()) == _stem(folded)
+
+
+def _stem(path: str) -> str:
+    folder, _, name = path.rpartition("/")
+    base = name.split(".", 1)[0] if not name.startswith(".") else name
+    return f"{folder}/{base}"
