@@ -147,7 +147,7 @@ class HostileSite(Responder):
             except (BrokenPipeError, ConnectionResetError):
                 pass
         elif path == "/docs/slow":
-            time.sleep(6)  # past the hostile test's 1.5 s timeout, with room for a loaded machine
+            time.sleep(8)  # past the hostile test's 3 s timeout, with room for a loaded machine
             self.respond(200, page("Slow", "<p>too late</p>"))
         elif path == "/docs/bomb":
             self.respond(200, gzip_bomb(), headers={"Content-Encoding": "gzip"})

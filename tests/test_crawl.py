@@ -114,7 +114,7 @@ def hostile():
         yield base
 
 
-OPTIONS = CrawlOptions(max_pages=60, max_depth=4, timeout=1.5, max_page_bytes=1 << 20,
+OPTIONS = CrawlOptions(max_pages=60, max_depth=4, timeout=3.0, max_page_bytes=1 << 20,
                        concurrency=4)  # fmt: skip
 
 
