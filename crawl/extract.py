@@ -28,11 +28,12 @@ from crawl.generators import (
     MAIN_CONTAINERS,
     NO_LANGUAGE,
     generated_index,
+    hidden_inline,
     prepare,
     whole_book,
 )
 from crawl.nesting import nests_deeper_than
-from crawl.urls import resolve
+from crawl.urls import normalize, resolve
 from slicers.markdown import inline_text
 
 # Below this many `<`, even the worst nesting parses in well under a second; above it, a page
@@ -78,33 +79,83 @@ def extract(html: str, url: str) -> Extracted:
     if html.count("<") > SMALL_PAGE_TAGS and nests_deeper_than(html, MAX_PARSE_DEPTH):
         raise Unextractable("too-deep", f"elements may nest deeper than {MAX_PARSE_DEPTH}")
     tree = LexborHTMLParser(html)
+    base = document_base(tree, url)
     links = []
     for anchor in tree.css("a[href]"):
-        target = resolve(url, anchor.attributes.get("href") or "")
+        target = resolve(base, anchor.attributes.get("href") or "")
         if target:
             links.append(target)
     links = list(dict.fromkeys(links))
     canonical_node = tree.css_first("link[rel=canonical]")
     canonical = None
     if canonical_node and canonical_node.attributes.get("href"):
-        canonical = resolve(url, canonical_node.attributes["href"] or "")
+        canonical = resolve(base, canonical_node.attributes["href"] or "")
     generated = generated_index(tree, urlsplit(url).path)
     book = whole_book(tree, urlsplit(url).path)
-    main = next((n for n in (tree.css_first(s) for s in MAIN_CONTAINERS) if n is not None), None)
-    main = main or tree.body
-    if main is None:
+    containers = content_containers(tree)
+    if not containers:
         return Extracted(_title(tree, None, url), "", links, canonical, generated=generated,
                          whole_book=book)  # fmt: skip
-    prepare(main)
-    for noise in main.css(CHROME):
-        noise.decompose()
     lines: list[str] = []
-    _blocks(main, lines, "", 0)
+    for container in containers:
+        prepare(container)
+        for noise in container.css(CHROME):
+            noise.decompose()
+        for noise in hidden_inline(container):
+            noise.decompose()
+        _blocks(container, lines, "", 0)
+    main = containers[0]
     markdown = "\n".join(lines).strip() + "\n"
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
     markdown, heading_ids = _take_heading_ids(markdown)
     title = _title(tree, main, url)
     return Extracted(title, markdown, links, canonical, heading_ids, generated, book)
+
+
+def document_base(tree: Any, url: str) -> str:
+    """The URL relative links resolve against: the page's first `<base href>` (itself relative
+    to the page), when it stays on the page's scheme, host and port; else the page's URL. A
+    base on another host would lead every relative link off the site, which a crawl never
+    follows."""
+    node = tree.css_first("base[href]")
+    base = resolve(url, node.attributes.get("href") or "") if node is not None else None
+    if base is None or urlsplit(base)[:2] != urlsplit(normalize(url))[:2]:
+        return url
+    return base
+
+
+def content_containers(tree: Any) -> list[Any]:
+    """The page's main content: every match of the first container selector that matches
+    (a blog page's several `<article>`s, a page's two `<main>`s), in document order, none
+    inside another (no text twice) or inside page furniture (a related post's teaser in an
+    `<aside>`). The body when none matches."""
+    for selector in MAIN_CONTAINERS:
+        found = [n for n in tree.css(selector) if not _in_furniture(n)]
+        if found:
+            ids = {n.mem_id for n in found}
+            return [n for n in found if not _inside(n, ids)]
+    return [tree.body] if tree.body is not None else []
+
+
+_FURNITURE = frozenset({"nav", "header", "footer", "aside", "template", "noscript"})
+
+
+def _in_furniture(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in _FURNITURE:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _inside(node: Any, ids: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in ids:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _title(tree: Any, main: Any, url: str) -> str:
@@ -360,11 +411,17 @@ def _pre_text(node: Any) -> str:
 
 
 def _list(node: Any, out: list[str], indent: str, depth: int, *, ordered: bool) -> None:
-    number = 1
-    for item in node.iter():
-        if item.tag != "li":
-            continue
+    """Items as the page numbers them: `<ol start>`, `reversed` (counting down from the
+    number of items) and an item's own `value`, from which the next ones count on."""
+    items = [item for item in node.iter() if item.tag == "li"]
+    step = -1 if "reversed" in node.attributes else 1
+    start = _html_integer(node.attributes.get("start"))
+    number = start if start is not None else (len(items) if step < 0 else 1)
+    for item in items:
+        value = _html_integer(item.attributes.get("value")) if ordered else None
+        number = number if value is None else value
         marker = f"{number}. " if ordered else "- "
+        number += step
         inner: list[str] = []
         _blocks(item, inner, "", depth + 1)
         body = [line for line in inner if line.strip()]  # tight lists
@@ -373,8 +430,17 @@ def _list(node: Any, out: list[str], indent: str, depth: int, *, ordered: bool) 
         out.append(indent + marker + body[0].lstrip())
         pad = indent + " " * len(marker)
         out.extend(pad + line if line else "" for line in body[1:])
-        number += 1
     out.append("")
+
+
+_HTML_INTEGER = re.compile(r"[ \t\n\f\r]*([+-]?[0-9]{1,9})")
+
+
+def _html_integer(text: str | None) -> int | None:
+    """An attribute read as HTML reads integers (`" 4"`, `"4th"` -> 4; `"junk"` -> None),
+    at most nine digits, as a markdown list number may have."""
+    match = _HTML_INTEGER.match(text or "")
+    return int(match.group(1)) if match else None
 
 
 def _table(node: Any, out: list[str], indent: str, depth: int) -> None:

@@ -50,6 +50,35 @@ CHROME = ", ".join((
     ".md-clipboard",
 ))  # fmt: skip
 
+# An element's own style that hides it (`display: none`, `visibility: hidden`), as one of the
+# declarations of its style attribute.
+_HIDING_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))"
+    r"\s*(?:!\s*important\s*)?(?:;|$)",
+    re.I,
+)
+
+
+def hides_itself(node: Any) -> bool:
+    return bool(_HIDING_STYLE.search(node.attributes.get("style") or ""))
+
+
+def hidden_inline(container: Any) -> list[Any]:
+    """The elements inside `container` that their own style hides, outermost only (the rest
+    go with them). The container itself is never one: a page hidden whole until its scripts
+    show it is still the page."""
+    hidden = [n for n in container.css("[style]") if hides_itself(n)]
+    ids = {n.mem_id for n in hidden}
+    outermost = []
+    for node in hidden:
+        parent = node.parent
+        while parent is not None and parent.mem_id not in ids:
+            parent = parent.parent
+        if parent is None:
+            outermost.append(node)
+    return [n for n in outermost if n.mem_id != container.mem_id]
+
+
 # Code block languages that say "no language" (Sphinx's `highlight-none`, Sphinx-Gallery's output).
 NO_LANGUAGE = frozenset({"none", "text", "default", "plaintext", "plain", "nohighlight"})
 
@@ -89,8 +118,11 @@ def prepare(main: Any) -> None:
     for header in main.css("header"):
         if header.css_first("h1") is not None:  # Docusaurus: the page's H1 sits in a <header>
             header.unwrap()
-    for panel in main.css("[role=tabpanel][hidden]"):  # Docusaurus: hidden tabs are content
-        del panel.attrs["hidden"]
+    for panel in main.css("[role=tabpanel]"):  # hidden tabs are content (Docusaurus: `hidden`)
+        if "hidden" in panel.attrs:
+            del panel.attrs["hidden"]
+        if hides_itself(panel):
+            del panel.attrs["style"]
     for tabs in main.css("[role=tablist]"):  # a label before each panel; the bar goes
         labels = [" ".join(t.text(deep=True).split()) for t in tabs.css("[role=tab]")]
         panels = tabs.parent.css("[role=tabpanel]") if tabs.parent is not None else []

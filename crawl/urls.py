@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from flatten.errors import UsageError
+from flatten.userinfo import strip_credentials
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -100,7 +101,7 @@ def _parsed(url: str) -> str:
         return normalize(url)
     except ValueError as exc:
         raise UsageError(
-            f"not a valid URL: {url!r} ({exc})", reason="bad-url",
+            f"not a valid URL: {strip_credentials(url)!r} ({exc})", reason="bad-url",
             hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
         ) from None  # fmt: skip
 
@@ -119,7 +120,7 @@ class Scope:
         if prefix is not None and prefix.startswith(("http://", "https://")):
             prefix = urlsplit(_parsed(prefix)).path
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise UsageError(f"not an http(s) URL: {seed!r}", reason="bad-url")
+            raise UsageError(f"not an http(s) URL: {strip_credentials(seed)!r}", reason="bad-url")
         if prefix is None:
             path = parts.path
             prefix = path if path.endswith("/") else posixpath.dirname(path).rstrip("/") + "/"
