@@ -27,6 +27,7 @@ from crawl.generators import (
     CHROME,
     MAIN_CONTAINERS,
     NO_LANGUAGE,
+    admonition_title,
     generated_index,
     hidden_inline,
     prepare,
@@ -256,8 +257,9 @@ def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
     elif tag == "blockquote":
         inner: list[str] = []
         _blocks(node, inner, "", depth)
-        out.extend(indent + ("> " + line if line else ">") for line in _trim(inner))
-        out.append("")
+        _quote(_trim(inner), out, indent)
+    elif (title := admonition_title(node)) is not None:
+        _admonition(node, title, out, indent, depth)
     elif tag == "hr":
         out.extend([indent + "---", ""])
     elif tag == "dl" and "field-list" in (node.attributes.get("class") or "").split():
@@ -270,6 +272,21 @@ def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
             out.extend([indent + f"**{text}**", ""])
     else:  # p, div, section, dd, li outside a list, details, figure...
         _blocks(node, out, indent, depth)
+
+
+def _quote(lines: list[str], out: list[str], indent: str) -> None:
+    out.extend(indent + ("> " + line if line else ">") for line in lines)
+    out.append("")
+
+
+def _admonition(node: Any, title: Any, out: list[str], indent: str, depth: int) -> None:
+    """A note, tip or warning as a quote under its bold title, so it reads as set apart and
+    no cut falls between the title and what it says."""
+    heading = _SPACE.sub(" ", _inline(title, depth)).strip()
+    title.decompose()
+    inner: list[str] = []
+    _blocks(node, inner, "", depth)
+    _quote([f"**{heading}**", "", *_trim(inner)] if heading else _trim(inner), out, indent)
 
 
 def _heading(level: int, text: str, anchor: str | None, out: list[str], indent: str) -> None:

@@ -8,6 +8,7 @@ change to the extraction walk (crawl/extract.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 MAIN_CONTAINERS = (
@@ -25,8 +26,10 @@ MAIN_CONTAINERS = (
 )
 
 CHROME = ", ".join((
-    # Any site: page furniture, never documentation.
-    "nav, header, footer, aside, script, style, noscript, template, form, button, iframe, svg",
+    # Any site: page furniture, never documentation. Not an <aside> that docutils (so Sphinx)
+    # writes for the text's own footnotes and topics, nor an aside admonition.
+    "nav, header, footer, script, style, noscript, template, form, button, iframe, svg",
+    "aside:not(.footnote-list, .footnote, [role=doc-footnote], .admonition, .topic)",
     "[hidden], [aria-hidden=true], .cookie-banner, #cookie-banner, .cookie-consent, .toc",
     ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
     # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
@@ -77,6 +80,34 @@ def hidden_inline(container: Any) -> list[Any]:
         if parent is None:
             outermost.append(node)
     return [n for n in outermost if n.mem_id != container.mem_id]
+
+
+# Admonitions (a note, a tip, a warning) and disclosures, by generator: (the element's tags,
+# a class it has, and how its title child is known). An element's own tag and classes, never
+# its descendants' (selectolax's css_matches also answers for those).
+_ADMONITIONS: tuple[tuple[frozenset[str], str | None, Callable[[Any], bool]], ...] = (
+    (frozenset({"div", "aside"}), "admonition", lambda c: "admonition-title" in _classes(c)),
+    (frozenset({"div"}), "theme-admonition",  # Docusaurus
+     lambda c: any(k.startswith("admonitionHeading") for k in _classes(c))),
+    (frozenset({"details"}), None, lambda c: c.tag == "summary"),  # any disclosure
+)  # fmt: skip
+
+
+def _classes(node: Any) -> list[str]:
+    return (node.attributes.get("class") or "").split()
+
+
+def admonition_title(node: Any) -> Any | None:
+    """The title element of an admonition (its first child that the generator marks as
+    one), else None: `node` is no admonition."""
+    for tags, name, is_title in _ADMONITIONS:
+        if node.tag in tags and (name is None or name in _classes(node)):
+            child = node.child
+            while child is not None:
+                if child.is_element_node and is_title(child):
+                    return child
+                child = child.next
+    return None
 
 
 # Code block languages that say "no language" (Sphinx's `highlight-none`, Sphinx-Gallery's output).

@@ -190,3 +190,39 @@ def test_links_with_a_base_still_crawl_when_the_base_is_relative_to_a_subdirecto
                          "--timeout", "5")  # fmt: skip
     assert result.code == 0, result.stderr
     assert "Sibling." in result.stdout
+
+
+# --- admonitions -------------------------------------------------------------------------------
+
+
+def test_admonitions_read_as_quotes_under_their_title():
+    got = records({"/": html(
+        "<h1>Notes</h1>"
+        "<div class='admonition warning'><p class='admonition-title'>Warning</p>"
+        "<p>Sphinx warning body.</p></div>"
+        "<details class='note'><summary>Environment variables</summary>"
+        "<p><code>X_PATH</code> overrides it.</p></details>"
+        "<div class='theme-admonition theme-admonition-tip alert'><div class='admonitionHeading_x'>"
+        "<span class='admonitionIcon_y'><svg><path d='M0'/></svg></span>tip</div>"
+        "<div class='admonitionContent_z'><p>Docusaurus tip body.</p><ul><li>a point</li></ul>"
+        "</div></div><p>After.</p>")})  # fmt: skip
+    text = content(got)
+    assert "> **Warning**\n>\n> Sphinx warning body.\n" in text
+    assert "> **Environment variables**\n>\n> `X_PATH` overrides it.\n" in text
+    assert "> **tip**\n>\n> Docusaurus tip body.\n>\n> - a point\n" in text
+    assert "\n\nAfter." in text
+
+
+def test_sphinx_footnotes_and_topics_in_asides_are_content_and_sidebars_are_not():
+    got = records({"/": html(
+        "<h1>Cited</h1><p>A claim<a class='footnote-reference brackets' href='#f1' id='r1' "
+        "role='doc-noteref'><span class='fn-bracket'>[</span>1<span class='fn-bracket'>]</span>"
+        "</a>.</p><aside class='topic'><p class='topic-title'>Summary</p><p>Topic text.</p>"
+        "</aside><aside class='footnote-list brackets'><aside class='footnote brackets' id='f1' "
+        "role='doc-footnote'><span class='label'><span class='fn-bracket'>[</span>"
+        "<a role='doc-backlink' href='#r1'>1</a><span class='fn-bracket'>]</span></span>"
+        "<p>The footnote's source.</p></aside></aside>"
+        "<aside class='sidebar-drawer'>SIDEBAR LINKS</aside>")})  # fmt: skip
+    text = content(got)
+    assert "A claim[1]." in text and "The footnote's source." in text and "Topic text." in text
+    assert "SIDEBAR" not in text
