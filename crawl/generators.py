@@ -30,7 +30,9 @@ CHROME = ", ".join((
     # writes for the text's own footnotes and topics, nor an aside admonition.
     "nav, header, footer, script, style, noscript, template, form, button, iframe, svg",
     "aside:not(.footnote-list, .footnote, [role=doc-footnote], .admonition, .topic)",
-    "[hidden], [aria-hidden=true], .cookie-banner, #cookie-banner, .cookie-consent, .toc",
+    # `hidden=until-found` is collapsed text a browser's find-in-page opens: content.
+    "[hidden]:not([hidden=until-found]), [aria-hidden=true]",
+    ".cookie-banner, #cookie-banner, .cookie-consent, .toc",
     ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
     # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
     ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox",

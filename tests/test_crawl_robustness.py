@@ -94,6 +94,7 @@ def test_content_hidden_inline_is_dropped():
         "<p style='color: red; DISPLAY : None !important'>Spaced display text.</p>"
         "<span style='visibility: hidden'>Invisible span.</span>"
         "<p hidden>Hidden attribute text.</p>"
+        "<div hidden='until-found'><p>Collapsed but findable.</p></div>"
         "<p>Icon <span aria-hidden='true'>ICONGLYPH</span> label.</p>"
         "<p style='display: block'>Block text stays.</p>"
         "<p style='visibility:visible'>Visible style stays.</p>")})  # fmt: skip
@@ -101,7 +102,7 @@ def test_content_hidden_inline_is_dropped():
     for gone in ("Display none", "Spaced display", "Invisible span", "Hidden attribute",
                  "ICONGLYPH"):  # fmt: skip
         assert gone not in text
-    for kept in ("Visible text.", "Block text stays.", "Visible style stays.", "Icon"):
+    for kept in ("Visible text.", "Block text stays.", "Visible style", "Icon", "findable"):
         assert kept in text
 
 
