@@ -96,12 +96,22 @@ def looks_non_html(url: str) -> bool:
 
 
 def _parsed(url: str) -> str:
-    """The normal form of a URL the user gave, or a usage error that says what is wrong."""
+    """The normal form of a URL the user gave, or a usage error that says what is wrong. Never
+    a word of its credentials: the URL is shown without them, and the parser's complaint is
+    the one about the URL without them (`http://u:p/w@h/` reads as host `u`, port `p`)."""
     try:
         return normalize(url)
     except ValueError as exc:
+        shown = strip_credentials(url)
+        why = str(exc)
+        if shown != url:
+            try:
+                normalize(shown)
+                why = "a user name or password with a raw '/', '?' or '#': percent-encode it"
+            except ValueError as plain:
+                why = str(plain)
         raise UsageError(
-            f"not a valid URL: {strip_credentials(url)!r} ({exc})", reason="bad-url",
+            f"not a valid URL: {shown!r} ({why})", reason="bad-url",
             hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
         ) from None  # fmt: skip
 

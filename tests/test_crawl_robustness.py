@@ -177,7 +177,7 @@ def test_a_url_with_a_password_is_never_echoed_with_it(tmp_path):
         result = run_cli("flatten", "--url", url, "--timeout", "5", "--report", report)
         assert result.code != 0
         shown = result.stderr + result.stdout + (report.read_text() if report.exists() else "")
-        assert "55-w0rd" not in shown and "REDACTED" not in shown, shown
+        assert "pa55" not in shown and "'pa'" not in shown and "REDACTED" not in shown, shown
 
 
 def test_links_with_a_base_still_crawl_when_the_base_is_relative_to_a_subdirectory():
