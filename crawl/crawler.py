@@ -163,9 +163,11 @@ class _Busy:
     retry_after: str | None
 
 
-def unreachable(exc: httpx.ConnectError) -> tuple[str, str]:
+def unreachable(exc: httpx.ConnectError | httpx.ConnectTimeout) -> tuple[str, str]:
     """(reason, detail) of a connection that could not be made: `cannot connect: connection
     refused`, `cannot connect: host not found`, named from the system's error under httpx's."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "unreachable", "cannot connect: no answer in time"
     cause: BaseException | None = exc
     # anyio wraps the system's error in a plain `OSError('All connection attempts failed')`.
     while cause is not None and not (isinstance(cause, OSError) and cause.errno is not None):
@@ -337,7 +339,7 @@ class _Crawler:
         except TimeoutError:
             self.report.skip(url, "timeout", f"no complete page within {self.options.timeout:g} s")
             return
-        except httpx.ConnectError as exc:
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             self.report.skip(url, *unreachable(exc))
             return
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -464,10 +466,19 @@ class _Crawler:
         except _Skip as skip:  # RFC 9309 allows treating this as no robots.txt at all
             self.report.note(robots_url, f"robots.txt not read ({skip.detail}): none assumed")
             return
-        except httpx.ConnectError as exc:  # the host is not there: no page can be either
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # nor can any page be
             self.robots_refusal = unreachable(exc)
             return
-        except (httpx.HTTPError, httpx.InvalidURL, TimeoutError) as exc:
+        except (httpx.TimeoutException, TimeoutError):  # a server this slow serves no page
+            self.robots_refusal = (
+                "timeout",
+                (
+                    f"robots.txt: no answer within {self.options.timeout:g} s, so nothing may be "
+                    "fetched (RFC 9309)"
+                ),
+            )
+            return
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self.robots_refusal = "robots", f"robots.txt unreachable ({type(exc).__name__}); {hint}"
             return
         if status >= 500:
