@@ -35,7 +35,7 @@ CHROME = ", ".join((
     ".cookie-banner, #cookie-banner, .cookie-consent, .toc",
     ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
     # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
-    ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox",
+    ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox, .toctree-wrapper",
     ".wy-breadcrumbs, .rst-footer-buttons, .rst-versions",
     ".related-pages, .bottom-of-page, .back-to-top, .content-icon-container, .toc-drawer",
     ".prev-next-area, .prev-next-footer, .bd-header-article, .header-article, #pst-back-to-top",

@@ -227,3 +227,14 @@ def test_sphinx_footnotes_and_topics_in_asides_are_content_and_sidebars_are_not(
     text = content(got)
     assert "A claim[1]." in text and "The footnote's source." in text and "Topic text." in text
     assert "SIDEBAR" not in text
+
+
+def test_a_sphinx_toctree_is_navigation_not_the_pages_text():
+    got = records({"/": html(
+        "<h1>tinyfit</h1><p>Fits lines.</p><div class='toctree-wrapper compound'>"
+        "<p class='caption'><span class='caption-text'>Contents</span></p><ul>"
+        "<li class='toctree-l1'><a class='reference internal' href='install.html'>Installation"
+        "</a></li></ul></div><h2>Why</h2><p>Small.</p>")})  # fmt: skip
+    text = content(got)
+    assert "Fits lines." in text and "Small." in text
+    assert "Installation" not in text and "Contents" not in text
