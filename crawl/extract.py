@@ -397,18 +397,40 @@ def _text(node: Any) -> str:
 
 
 def _code_block(pre: Any, out: list[str], indent: str) -> None:
-    lines = [n.text(deep=True) for n in pre.css(".token-line")]  # Docusaurus: a line each
-    code = "\n".join(lines) if lines else _pre_text(pre)
-    code = code.strip("\n")
-    language = ""
-    for candidate in (pre.css_first("code"), pre, pre.parent, pre.parent and pre.parent.parent):
+    """A fenced block; a `<pre>` holding several `<code>`s (Node's docs: the same example as
+    ES module and as CommonJS) gives a block for each, never the two glued together."""
+    codes = [c for c in _children(pre) if c.tag == "code"]
+    for part in codes if len(codes) > 1 else [pre]:
+        _fence(_code_text(part), _code_language(part, pre), out, indent)
+
+
+def _children(node: Any) -> list[Any]:
+    children, child = [], node.child
+    while child is not None:
+        children.append(child)
+        child = child.next
+    return children
+
+
+def _code_text(node: Any) -> str:
+    lines = [n.text(deep=True) for n in node.css(".token-line")]  # Docusaurus: a line each
+    return ("\n".join(lines) if lines else _pre_text(node)).strip("\n")
+
+
+def _code_language(node: Any, pre: Any) -> str:
+    """The language a class names on the code, the <pre> or their wrappers; "" for none."""
+    code = node if node.tag == "code" else pre.css_first("code")
+    for candidate in (code, pre, pre.parent, pre.parent and pre.parent.parent):
         if candidate is None:
             continue
         match = _LANGUAGE.search(candidate.attributes.get("class") or "")
         if match:
             language = match.group(1).lower()
-            language = "" if language in NO_LANGUAGE else language
-            break
+            return "" if language in NO_LANGUAGE else language
+    return ""
+
+
+def _fence(code: str, language: str, out: list[str], indent: str) -> None:
     fence = "```"
     while fence in code:
         fence += "`"

@@ -238,3 +238,14 @@ def test_a_sphinx_toctree_is_navigation_not_the_pages_text():
     text = content(got)
     assert "Fits lines." in text and "Small." in text
     assert "Installation" not in text and "Contents" not in text
+
+
+def test_a_pre_holding_two_code_variants_gives_a_block_for_each():
+    got = records({"/": html(
+        "<h1>fs</h1><pre class='with-42-chars'><input class='js-flavor-toggle' type='checkbox'>"
+        "<code class='language-js mjs'>import { unlink } from 'node:fs';</code>"
+        "<code class='language-js cjs'>const { unlink } = require('node:fs');</code>"
+        "<button class='copy-button'>copy</button></pre>")})  # fmt: skip
+    text = content(got)
+    assert "```js\nimport { unlink } from 'node:fs';\n```" in text
+    assert "```js\nconst { unlink } = require('node:fs');\n```" in text
