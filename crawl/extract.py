@@ -401,7 +401,9 @@ def _code_block(pre: Any, out: list[str], indent: str) -> None:
     ES module and as CommonJS) gives a block for each, never the two glued together."""
     codes = [c for c in _children(pre) if c.tag == "code"]
     for part in codes if len(codes) > 1 else [pre]:
-        _fence(_code_text(part), _code_language(part, pre), out, indent)
+        code = _code_text(part)
+        if code.strip():
+            _fence(code, _code_language(part, pre), out, indent)
 
 
 def _children(node: Any) -> list[Any]:
@@ -420,7 +422,8 @@ def _code_text(node: Any) -> str:
 def _code_language(node: Any, pre: Any) -> str:
     """The language a class names on the code, the <pre> or their wrappers; "" for none."""
     code = node if node.tag == "code" else pre.css_first("code")
-    for candidate in (code, pre, pre.parent, pre.parent and pre.parent.parent):
+    around = _table_around(pre) or pre  # code beside its line numbers: the table wraps it
+    for candidate in (code, pre, around.parent, around.parent and around.parent.parent):
         if candidate is None:
             continue
         match = _LANGUAGE.search(candidate.attributes.get("class") or "")
@@ -428,6 +431,18 @@ def _code_language(node: Any, pre: Any) -> str:
             language = match.group(1).lower()
             return "" if language in NO_LANGUAGE else language
     return ""
+
+
+def _table_around(node: Any) -> Any | None:
+    """The table whose cell holds `node`, a few levels up at most (Pygments' highlighttable)."""
+    parent = node.parent
+    for _ in range(5):
+        if parent is None:
+            return None
+        if parent.tag == "table":
+            return parent
+        parent = parent.parent
+    return None
 
 
 def _fence(code: str, language: str, out: list[str], indent: str) -> None:
@@ -482,7 +497,21 @@ def _html_integer(text: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# What a markdown table cell cannot hold: a table with one of these in a cell lays a page out
+# (DocBook's Q and A, a code sample beside its text), it does not tabulate data.
+_LAYOUT_CELL = ", ".join(f"{cell} {inner}" for cell in ("td", "th")
+                         for inner in ("pre", "table", *_HEADINGS))  # fmt: skip
+
+
 def _table(node: Any, out: list[str], indent: str, depth: int) -> None:
+    """A markdown table; a layout table (`role=presentation`, or a cell that holds a code
+    block, a heading or a table) reads as its cells' blocks, row by row."""
+    if node.attributes.get("role") in ("presentation", "none") or node.css_first(_LAYOUT_CELL):
+        for row in _own_rows(node):
+            for cell in row.iter():
+                if cell.tag in ("td", "th"):
+                    _blocks(cell, out, indent, depth + 1)
+        return
     rows = []
     for row in node.css("tr"):
         cells = [
@@ -500,6 +529,17 @@ def _table(node: Any, out: list[str], indent: str, depth: int) -> None:
     out.append(indent + "|" + "---|" * width)
     out.extend(indent + "| " + " | ".join(r) + " |" for r in rows[1:])
     out.append("")
+
+
+def _own_rows(table: Any) -> list[Any]:
+    """The table's rows, not those of a table inside one of its cells."""
+    rows = []
+    for child in table.iter():
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            rows.extend(row for row in child.iter() if row.tag == "tr")
+    return rows
 
 
 def _trim(lines: list[str]) -> list[str]:

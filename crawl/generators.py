@@ -33,6 +33,11 @@ CHROME = ", ".join((
     # `hidden=until-found` is collapsed text a browser's find-in-page opens: content.
     "[hidden]:not([hidden=until-found]), [aria-hidden=true]",
     ".cookie-banner, #cookie-banner, .cookie-consent, .toc",
+    # A table its own summary calls navigation (DocBook XSL's prev/up/next bars), and
+    # DocBook's and gtk-doc's navigation blocks.
+    "table[summary^=Navigation], .navheader, .navfooter, table.navigation",
+    # Line numbers beside or inside code (Pygments, Hugo's Chroma): not the code's text.
+    "td.linenos, .linenodiv, pre .linenos, pre .lnt, pre .ln",
     ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
     # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
     ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox, .toctree-wrapper",

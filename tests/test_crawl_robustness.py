@@ -249,3 +249,36 @@ def test_a_pre_holding_two_code_variants_gives_a_block_for_each():
     text = content(got)
     assert "```js\nimport { unlink } from 'node:fs';\n```" in text
     assert "```js\nconst { unlink } = require('node:fs');\n```" in text
+
+
+def test_a_layout_table_reads_as_its_blocks_and_docbook_navigation_goes():
+    got = records({"/": page_with(
+        "<div><table class='nav' summary='Navigation header'><tr><td><a href='a.html'>Prev</a>"
+        "</td><td>Up</td><td>Next</td></tr></table></div>"
+        "<div class='navheader'><table><tr><td>NAVBAR</td></tr></table></div>"
+        "<h1>FAQ</h1><table summary='Q and A Div'><tr><td><b>1.1.</b></td>"
+        "<td><b>It dies like this:</b><pre class='programlisting'>% make\nAssertion failed.</pre>"
+        "</td></tr><tr><td></td><td><p>Upgrade make.</p></td></tr></table>"
+        "<table role='presentation'><tr><td><p>Left column.</p></td></tr></table>"
+        "<table><tr><th>a</th><th>b</th></tr><tr><td><p>1</p></td><td>2</td></tr>"
+        "</table>")})  # fmt: skip
+    text = content(got)
+    assert "```\n% make\nAssertion failed.\n```" in text
+    assert text.index("It dies like this") < text.index("% make") < text.index("Upgrade make.")
+    assert "Left column." in text and "| Left" not in text
+    assert "| a | b |\n|---|---|\n| 1 | 2 |" in text  # a data table stays one
+    assert "Prev" not in text and "NAVBAR" not in text
+
+
+def test_line_numbers_beside_or_inside_code_are_not_its_text():
+    got = records({"/": html(
+        "<h1>Code</h1><div class='highlight-python'><table class='highlighttable'><tr>"
+        "<td class='linenos'><div class='linenodiv'><pre>1\n2</pre></div></td>"
+        "<td class='code'><div class='highlight'><pre><span></span>a = 1\nb = 2</pre></div>"
+        "</td></tr></table></div>"
+        "<pre class='chroma'><code class='language-go'><span class='ln'>1</span>x := 1\n"
+        "<span class='ln'>2</span>y := 2</code></pre>")})  # fmt: skip
+    text = content(got)
+    assert "```python\na = 1\nb = 2\n```" in text
+    assert "```go\nx := 1\ny := 2\n```" in text
+    assert "1\n2" not in text
