@@ -1,13 +1,19 @@
 """HTML page -> its main content as markdown (selectolax's Lexbor parser; no network).
 
 The main container is found by the known documentation generators first, then `article`,
-`[role=main]` and `main`, then the body; each generator's chrome is removed (crawl/generators.py
-knows them). The title is the page's H1, else `<title>` less the site's name, else og:title.
+`[role=main]` and `main`, then the body; every match of the first selector that matches is
+kept, in document order (a page of several articles), none twice and none inside page
+furniture. Each generator's chrome is removed (crawl/generators.py knows them), and so is what
+the page hides inside its content (`hidden`, `aria-hidden`, an inline `display: none` or
+`visibility: hidden`). Links resolve against the page's `<base href>` when it stays on the
+page's host. The title is the page's H1, else `<title>` less the site's name, else og:title.
 The markdown reads as the page reads: headings' real ids (their own, or as Sphinx writes them,
 their section's) travel beside it as `heading_ids`, by line. Sphinx API signatures become
 headings anchored at their ids, and field lists keep their label with their items. Code blocks
 keep their language and their line breaks (also when each line is its own element, as
-Docusaurus renders them).
+Docusaurus renders them). Admonitions read as quotes under their bold title, ordered lists
+number as the page does (`start`, `reversed`, `value`), and a layout table (code or headings
+in its cells) reads as its cells' blocks rather than as a markdown table.
 
 Hostile pages stay bounded: a page that may nest deeper than the parser handles in bounded time
 is refused before parsing (`Unextractable`), and the walk below turns what nests deeper than
