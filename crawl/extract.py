@@ -40,6 +40,7 @@ from crawl.generators import (
     whole_book,
 )
 from crawl.nesting import nests_deeper_than
+from crawl.tree import Ancestry, outermost
 from crawl.urls import normalize, resolve
 from slicers.markdown import inline_text
 
@@ -136,33 +137,15 @@ def content_containers(tree: Any) -> list[Any]:
     (a blog page's several `<article>`s, a page's two `<main>`s), in document order, none
     inside another (no text twice) or inside page furniture (a related post's teaser in an
     `<aside>`). The body when none matches."""
+    furniture = Ancestry(lambda n: n.tag in _FURNITURE)
     for selector in MAIN_CONTAINERS:
-        found = [n for n in tree.css(selector) if not _in_furniture(n)]
+        found = [n for n in tree.css(selector) if not furniture.below_mark(n)]
         if found:
-            ids = {n.mem_id for n in found}
-            return [n for n in found if not _inside(n, ids)]
+            return outermost(found)
     return [tree.body] if tree.body is not None else []
 
 
 _FURNITURE = frozenset({"nav", "header", "footer", "aside", "template", "noscript"})
-
-
-def _in_furniture(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.tag in _FURNITURE:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _inside(node: Any, ids: set[int]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in ids:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _title(tree: Any, main: Any, url: str) -> str:

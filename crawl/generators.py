@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from crawl.tree import outermost
+
 MAIN_CONTAINERS = (
     "article.md-content__inner",  # MkDocs Material (never its <main>: it holds both sidebars)
     ".theme-doc-markdown",  # Docusaurus
@@ -77,16 +79,8 @@ def hidden_inline(container: Any) -> list[Any]:
     """The elements inside `container` that their own style hides, outermost only (the rest
     go with them). The container itself is never one: a page hidden whole until its scripts
     show it is still the page."""
-    hidden = [n for n in container.css("[style]") if hides_itself(n)]
-    ids = {n.mem_id for n in hidden}
-    outermost = []
-    for node in hidden:
-        parent = node.parent
-        while parent is not None and parent.mem_id not in ids:
-            parent = parent.parent
-        if parent is None:
-            outermost.append(node)
-    return [n for n in outermost if n.mem_id != container.mem_id]
+    return outermost(n for n in container.css("[style]")
+                     if n.mem_id != container.mem_id and hides_itself(n))  # fmt: skip
 
 
 # Admonitions (a note, a tip, a warning) and disclosures, by generator: (the element's tags,

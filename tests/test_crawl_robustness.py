@@ -5,6 +5,8 @@ numbers them, and a server that is not there."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 
 from tests.conftest import assert_clean_failure, run_cli
 from tests.test_crawl_pages import html, records, site
@@ -109,8 +111,9 @@ def test_content_hidden_inline_is_dropped():
 def test_a_page_hidden_whole_until_its_scripts_run_is_still_read():
     got = records({"/": page_with(
         "<div id='app' style='visibility:hidden'><main style='display:none'>"
-        "<h1>Late page</h1><p>Shown by a script.</p></main></div>")})  # fmt: skip
-    assert "Shown by a script." in content(got)
+        "<h1>Late page</h1><p>Shown by a script.</p><p style='display:none'>Still hidden.</p>"
+        "</main></div>")})  # fmt: skip
+    assert "Shown by a script." in content(got) and "Still hidden" not in content(got)
 
 
 def test_tab_panels_hidden_inline_are_content_with_their_labels():
@@ -282,3 +285,20 @@ def test_line_numbers_beside_or_inside_code_are_not_its_text():
     assert "```python\na = 1\nb = 2\n```" in text
     assert "```go\nx := 1\ny := 2\n```" in text
     assert "1\n2" not in text
+
+
+def test_thousands_of_nested_containers_extract_in_time_linear_in_the_page():
+    """Each container asks about its ancestors; walked naively that is n x depth (about half
+    a minute for each page below, the deepest the parser is given unchecked). A subprocess
+    bounds any hang; no timing is asserted."""
+    script = r"""
+from crawl.extract import extract
+n = 9_900  # under the 20,000 tags a page may have before its depth is checked
+for html in (f"<main>{'<article>x' * n}</main>",  # containers inside containers
+             f"<nav>{'<article>x' * n}</nav><main>m</main>"):  # containers inside furniture
+    extract(html, "http://h/")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.stdout.strip() == "ok", done.stderr
