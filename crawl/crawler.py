@@ -16,7 +16,10 @@ that cannot be extracted is skipped with one, and a crawl cut short by a bound s
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
+import ssl
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ from crawl.urls import Scope, lenient_path, looks_non_html, normalize, resolve
 from flatten.classify import include_exclude_reason
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
+from flatten.userinfo import strip_credentials
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
@@ -49,7 +53,7 @@ def nothing_fetched(url: str, report: CrawlReport) -> CrawlError:
     """The error of a crawl that got no page: why the seed was skipped, the counts of every
     reason, and a hint for the seed's reason."""
     seed = next(((r, d) for u, r, d in report.skipped if u == report.seed), None)
-    message = f"no page could be fetched from {url}"
+    message = f"no page could be fetched from {strip_credentials(url)}"
     if seed is not None:
         message += f": the seed was skipped ({seed[0]}" + (f": {seed[1]})" if seed[1] else ")")
     if report.skipped and not (seed and len(report.skipped) == 1):
@@ -67,6 +71,8 @@ _SEED_HINTS = {
     "scope": "the seed is outside the crawl's scope: widen --scope or start from a page in it",
     "robots": "robots.txt forbids the seed: --ignore-robots if you may crawl it anyway",
     "timeout": "the server did not answer in time: raise --timeout or check it is up",
+    "unreachable": "nothing answered at that host and port: check the server is up and the "
+    "URL's host and port are right",
     "http-5xx": "the server failed (5xx): check it is up and try again",
     "http-404": "the seed does not exist: check the URL",
     "redirect-loop": "the seed redirects in a loop: start from the page it should reach",
@@ -79,7 +85,7 @@ _SEED_HINTS = {
 # a status other than "gone"): a crawl with any of them is no snapshot of the site. 404 and 410
 # say the page is gone, and scope, robots, type, depth or duplicate are the crawl's own choices.
 _GONE = frozenset({"http-404", "http-410"})
-_LOST = frozenset({"error", "timeout", "size", "redirect-loop"})
+_LOST = frozenset({"error", "timeout", "size", "redirect-loop", "unreachable"})
 
 
 def loses_page(reason: str) -> bool:
@@ -157,6 +163,26 @@ class _Busy:
     retry_after: str | None
 
 
+def unreachable(exc: httpx.ConnectError | httpx.ConnectTimeout) -> tuple[str, str]:
+    """(reason, detail) of a connection that could not be made: `cannot connect: connection
+    refused`, `cannot connect: host not found`, named from the system's error under httpx's."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "unreachable", "cannot connect: no answer in time"
+    cause: BaseException | None = exc
+    # anyio wraps the system's error in a plain `OSError('All connection attempts failed')`.
+    while cause is not None and not (isinstance(cause, OSError) and cause.errno is not None):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, socket.gaierror):
+        why = "host not found"
+    elif isinstance(cause, ssl.SSLError):
+        why = f"TLS handshake failed ({cause.reason or cause.__class__.__name__})"
+    elif isinstance(cause, OSError) and cause.errno and cause.errno > 0:
+        why = os.strerror(cause.errno).lower()  # `connection refused`, `network is unreachable`
+    else:
+        why = str(exc) or type(exc).__name__
+    return "unreachable", f"cannot connect: {why}"
+
+
 class _Skip(Exception):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(reason)
@@ -203,7 +229,9 @@ class _Crawler:
         self.followed: dict[str, list[str]] = {}  # a fetched page's links, by its queued URL
         self.pages: list[Page] = []
         self.robots: Protego | None = None
-        self.robots_refusal = ""  # why robots.txt disallows everything (RFC 9309: unreachable)
+        # (reason, detail) when every page is refused: robots.txt could not be read (RFC 9309
+        # then disallows everything), or its host could not be reached at all.
+        self.robots_refusal: tuple[str, str] | None = None
         self.delay = options.delay
         self.next_request = 0.0
         self.clock = asyncio.Lock()
@@ -272,7 +300,7 @@ class _Crawler:
             flag = "--include" if filtered == "not-included" else "--exclude"
             return filtered, f"URL path turned away by {flag} (from {source})"
         if self.robots_refusal:
-            return "robots", self.robots_refusal
+            return self.robots_refusal
         if self.robots is None:
             return None
         parts = urlsplit(url)
@@ -310,6 +338,9 @@ class _Crawler:
             return
         except TimeoutError:
             self.report.skip(url, "timeout", f"no complete page within {self.options.timeout:g} s")
+            return
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            self.report.skip(url, *unreachable(exc))
             return
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             self.report.skip(url, "error", type(exc).__name__)
@@ -435,11 +466,23 @@ class _Crawler:
         except _Skip as skip:  # RFC 9309 allows treating this as no robots.txt at all
             self.report.note(robots_url, f"robots.txt not read ({skip.detail}): none assumed")
             return
-        except (httpx.HTTPError, httpx.InvalidURL, TimeoutError) as exc:
-            self.robots_refusal = f"robots.txt unreachable ({type(exc).__name__}); {hint}"
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # nor can any page be
+            self.robots_refusal = unreachable(exc)
+            return
+        except (httpx.TimeoutException, TimeoutError):  # a server this slow serves no page
+            self.robots_refusal = (
+                "timeout",
+                (
+                    f"robots.txt: no answer within {self.options.timeout:g} s, so nothing may be "
+                    "fetched (RFC 9309)"
+                ),
+            )
+            return
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            self.robots_refusal = "robots", f"robots.txt unreachable ({type(exc).__name__}); {hint}"
             return
         if status >= 500:
-            self.robots_refusal = f"robots.txt answered HTTP {status}; {hint}"
+            self.robots_refusal = "robots", f"robots.txt answered HTTP {status}; {hint}"
             return
         if status >= 400:
             return  # no robots.txt: nothing is disallowed

@@ -1,13 +1,19 @@
 """HTML page -> its main content as markdown (selectolax's Lexbor parser; no network).
 
 The main container is found by the known documentation generators first, then `article`,
-`[role=main]` and `main`, then the body; each generator's chrome is removed (crawl/generators.py
-knows them). The title is the page's H1, else `<title>` less the site's name, else og:title.
+`[role=main]` and `main`, then the body; every match of the first selector that matches is
+kept, in document order (a page of several articles), none twice and none inside page
+furniture. Each generator's chrome is removed (crawl/generators.py knows them), and so is what
+the page hides inside its content (`hidden`, `aria-hidden`, an inline `display: none` or
+`visibility: hidden`). Links resolve against the page's `<base href>` when it stays on the
+page's host. The title is the page's H1, else `<title>` less the site's name, else og:title.
 The markdown reads as the page reads: headings' real ids (their own, or as Sphinx writes them,
 their section's) travel beside it as `heading_ids`, by line. Sphinx API signatures become
 headings anchored at their ids, and field lists keep their label with their items. Code blocks
 keep their language and their line breaks (also when each line is its own element, as
-Docusaurus renders them).
+Docusaurus renders them). Admonitions read as quotes under their bold title, ordered lists
+number as the page does (`start`, `reversed`, `value`), and a layout table (code or headings
+in its cells) reads as its cells' blocks rather than as a markdown table.
 
 Hostile pages stay bounded: a page that may nest deeper than the parser handles in bounded time
 is refused before parsing (`Unextractable`), and the walk below turns what nests deeper than
@@ -27,12 +33,15 @@ from crawl.generators import (
     CHROME,
     MAIN_CONTAINERS,
     NO_LANGUAGE,
+    admonition_title,
     generated_index,
+    hidden_inline,
     prepare,
     whole_book,
 )
 from crawl.nesting import nests_deeper_than
-from crawl.urls import resolve
+from crawl.tree import Ancestry, outermost
+from crawl.urls import normalize, resolve
 from slicers.markdown import inline_text
 
 # Below this many `<`, even the worst nesting parses in well under a second; above it, a page
@@ -78,33 +87,65 @@ def extract(html: str, url: str) -> Extracted:
     if html.count("<") > SMALL_PAGE_TAGS and nests_deeper_than(html, MAX_PARSE_DEPTH):
         raise Unextractable("too-deep", f"elements may nest deeper than {MAX_PARSE_DEPTH}")
     tree = LexborHTMLParser(html)
+    base = document_base(tree, url)
     links = []
     for anchor in tree.css("a[href]"):
-        target = resolve(url, anchor.attributes.get("href") or "")
+        target = resolve(base, anchor.attributes.get("href") or "")
         if target:
             links.append(target)
     links = list(dict.fromkeys(links))
     canonical_node = tree.css_first("link[rel=canonical]")
     canonical = None
     if canonical_node and canonical_node.attributes.get("href"):
-        canonical = resolve(url, canonical_node.attributes["href"] or "")
+        canonical = resolve(base, canonical_node.attributes["href"] or "")
     generated = generated_index(tree, urlsplit(url).path)
     book = whole_book(tree, urlsplit(url).path)
-    main = next((n for n in (tree.css_first(s) for s in MAIN_CONTAINERS) if n is not None), None)
-    main = main or tree.body
-    if main is None:
+    containers = content_containers(tree)
+    if not containers:
         return Extracted(_title(tree, None, url), "", links, canonical, generated=generated,
                          whole_book=book)  # fmt: skip
-    prepare(main)
-    for noise in main.css(CHROME):
-        noise.decompose()
     lines: list[str] = []
-    _blocks(main, lines, "", 0)
+    for container in containers:
+        prepare(container)
+        for noise in container.css(CHROME):
+            noise.decompose()
+        for noise in hidden_inline(container):
+            noise.decompose()
+        _blocks(container, lines, "", 0)
+    main = containers[0]
     markdown = "\n".join(lines).strip() + "\n"
     markdown = re.sub(r"\n{3,}", "\n\n", markdown)
     markdown, heading_ids = _take_heading_ids(markdown)
     title = _title(tree, main, url)
     return Extracted(title, markdown, links, canonical, heading_ids, generated, book)
+
+
+def document_base(tree: Any, url: str) -> str:
+    """The URL relative links resolve against: the page's first `<base href>` (itself relative
+    to the page), when it stays on the page's scheme, host and port; else the page's URL. A
+    base on another host would lead every relative link off the site, which a crawl never
+    follows."""
+    node = tree.css_first("base[href]")
+    base = resolve(url, node.attributes.get("href") or "") if node is not None else None
+    if base is None or urlsplit(base)[:2] != urlsplit(normalize(url))[:2]:
+        return url
+    return base
+
+
+def content_containers(tree: Any) -> list[Any]:
+    """The page's main content: every match of the first container selector that matches
+    (a blog page's several `<article>`s, a page's two `<main>`s), in document order, none
+    inside another (no text twice) or inside page furniture (a related post's teaser in an
+    `<aside>`). The body when none matches."""
+    furniture = Ancestry(lambda n: n.tag in _FURNITURE)
+    for selector in MAIN_CONTAINERS:
+        found = [n for n in tree.css(selector) if not furniture.below_mark(n)]
+        if found:
+            return outermost(found)
+    return [tree.body] if tree.body is not None else []
+
+
+_FURNITURE = frozenset({"nav", "header", "footer", "aside", "template", "noscript"})
 
 
 def _title(tree: Any, main: Any, url: str) -> str:
@@ -205,8 +246,9 @@ def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
     elif tag == "blockquote":
         inner: list[str] = []
         _blocks(node, inner, "", depth)
-        out.extend(indent + ("> " + line if line else ">") for line in _trim(inner))
-        out.append("")
+        _quote(_trim(inner), out, indent)
+    elif (title := admonition_title(node)) is not None:
+        _admonition(node, title, out, indent, depth)
     elif tag == "hr":
         out.extend([indent + "---", ""])
     elif tag == "dl" and "field-list" in (node.attributes.get("class") or "").split():
@@ -219,6 +261,21 @@ def _block(node: Any, out: list[str], indent: str, depth: int) -> None:
             out.extend([indent + f"**{text}**", ""])
     else:  # p, div, section, dd, li outside a list, details, figure...
         _blocks(node, out, indent, depth)
+
+
+def _quote(lines: list[str], out: list[str], indent: str) -> None:
+    out.extend(indent + ("> " + line if line else ">") for line in lines)
+    out.append("")
+
+
+def _admonition(node: Any, title: Any, out: list[str], indent: str, depth: int) -> None:
+    """A note, tip or warning as a quote under its bold title, so it reads as set apart and
+    no cut falls between the title and what it says."""
+    heading = _SPACE.sub(" ", _inline(title, depth)).strip()
+    title.decompose()
+    inner: list[str] = []
+    _blocks(node, inner, "", depth)
+    _quote([f"**{heading}**", "", *_trim(inner)] if heading else _trim(inner), out, indent)
 
 
 def _heading(level: int, text: str, anchor: str | None, out: list[str], indent: str) -> None:
@@ -329,18 +386,55 @@ def _text(node: Any) -> str:
 
 
 def _code_block(pre: Any, out: list[str], indent: str) -> None:
-    lines = [n.text(deep=True) for n in pre.css(".token-line")]  # Docusaurus: a line each
-    code = "\n".join(lines) if lines else _pre_text(pre)
-    code = code.strip("\n")
-    language = ""
-    for candidate in (pre.css_first("code"), pre, pre.parent, pre.parent and pre.parent.parent):
+    """A fenced block; a `<pre>` holding several `<code>`s (Node's docs: the same example as
+    ES module and as CommonJS) gives a block for each, never the two glued together."""
+    codes = [c for c in _children(pre) if c.tag == "code"]
+    for part in codes if len(codes) > 1 else [pre]:
+        code = _code_text(part)
+        if code.strip():
+            _fence(code, _code_language(part, pre), out, indent)
+
+
+def _children(node: Any) -> list[Any]:
+    children, child = [], node.child
+    while child is not None:
+        children.append(child)
+        child = child.next
+    return children
+
+
+def _code_text(node: Any) -> str:
+    lines = [n.text(deep=True) for n in node.css(".token-line")]  # Docusaurus: a line each
+    return ("\n".join(lines) if lines else _pre_text(node)).strip("\n")
+
+
+def _code_language(node: Any, pre: Any) -> str:
+    """The language a class names on the code, the <pre> or their wrappers; "" for none."""
+    code = node if node.tag == "code" else pre.css_first("code")
+    around = _table_around(pre) or pre  # code beside its line numbers: the table wraps it
+    for candidate in (code, pre, around.parent, around.parent and around.parent.parent):
         if candidate is None:
             continue
         match = _LANGUAGE.search(candidate.attributes.get("class") or "")
         if match:
             language = match.group(1).lower()
-            language = "" if language in NO_LANGUAGE else language
-            break
+            return "" if language in NO_LANGUAGE else language
+    return ""
+
+
+def _table_around(node: Any) -> Any | None:
+    """The table whose cell holds `node`, a few levels up at most (Pygments' highlighttable)."""
+    parent = node.parent
+    for _ in range(5):
+        if parent is None:
+            return None
+        if parent.tag == "table":
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _fence(code: str, language: str, out: list[str], indent: str) -> None:
     fence = "```"
     while fence in code:
         fence += "`"
@@ -360,11 +454,17 @@ def _pre_text(node: Any) -> str:
 
 
 def _list(node: Any, out: list[str], indent: str, depth: int, *, ordered: bool) -> None:
-    number = 1
-    for item in node.iter():
-        if item.tag != "li":
-            continue
+    """Items as the page numbers them: `<ol start>`, `reversed` (counting down from the
+    number of items) and an item's own `value`, from which the next ones count on."""
+    items = [item for item in node.iter() if item.tag == "li"]
+    step = -1 if "reversed" in node.attributes else 1
+    start = _html_integer(node.attributes.get("start"))
+    number = start if start is not None else (len(items) if step < 0 else 1)
+    for item in items:
+        value = _html_integer(item.attributes.get("value")) if ordered else None
+        number = number if value is None else value
         marker = f"{number}. " if ordered else "- "
+        number += step
         inner: list[str] = []
         _blocks(item, inner, "", depth + 1)
         body = [line for line in inner if line.strip()]  # tight lists
@@ -373,11 +473,34 @@ def _list(node: Any, out: list[str], indent: str, depth: int, *, ordered: bool) 
         out.append(indent + marker + body[0].lstrip())
         pad = indent + " " * len(marker)
         out.extend(pad + line if line else "" for line in body[1:])
-        number += 1
     out.append("")
 
 
+_HTML_INTEGER = re.compile(r"[ \t\n\f\r]*([+-]?[0-9]{1,9})")
+
+
+def _html_integer(text: str | None) -> int | None:
+    """An attribute read as HTML reads integers (`" 4"`, `"4th"` -> 4; `"junk"` -> None),
+    at most nine digits, as a markdown list number may have."""
+    match = _HTML_INTEGER.match(text or "")
+    return int(match.group(1)) if match else None
+
+
+# What a markdown table cell cannot hold: a table with one of these in a cell lays a page out
+# (DocBook's Q and A, a code sample beside its text), it does not tabulate data.
+_LAYOUT_CELL = ", ".join(f"{cell} {inner}" for cell in ("td", "th")
+                         for inner in ("pre", "table", *_HEADINGS))  # fmt: skip
+
+
 def _table(node: Any, out: list[str], indent: str, depth: int) -> None:
+    """A markdown table; a layout table (`role=presentation`, or a cell that holds a code
+    block, a heading or a table) reads as its cells' blocks, row by row."""
+    if node.attributes.get("role") in ("presentation", "none") or node.css_first(_LAYOUT_CELL):
+        for row in _own_rows(node):
+            for cell in row.iter():
+                if cell.tag in ("td", "th"):
+                    _blocks(cell, out, indent, depth + 1)
+        return
     rows = []
     for row in node.css("tr"):
         cells = [
@@ -395,6 +518,17 @@ def _table(node: Any, out: list[str], indent: str, depth: int) -> None:
     out.append(indent + "|" + "---|" * width)
     out.extend(indent + "| " + " | ".join(r) + " |" for r in rows[1:])
     out.append("")
+
+
+def _own_rows(table: Any) -> list[Any]:
+    """The table's rows, not those of a table inside one of its cells."""
+    rows = []
+    for child in table.iter():
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            rows.extend(row for row in child.iter() if row.tag == "tr")
+    return rows
 
 
 def _trim(lines: list[str]) -> list[str]:

@@ -8,7 +8,10 @@ change to the extraction walk (crawl/extract.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
+
+from crawl.tree import outermost
 
 MAIN_CONTAINERS = (
     "article.md-content__inner",  # MkDocs Material (never its <main>: it holds both sidebars)
@@ -25,12 +28,21 @@ MAIN_CONTAINERS = (
 )
 
 CHROME = ", ".join((
-    # Any site: page furniture, never documentation.
-    "nav, header, footer, aside, script, style, noscript, template, form, button, iframe, svg",
-    "[hidden], [aria-hidden=true], .cookie-banner, #cookie-banner, .cookie-consent, .toc",
+    # Any site: page furniture, never documentation. Not an <aside> that docutils (so Sphinx)
+    # writes for the text's own footnotes and topics, nor an aside admonition.
+    "nav, header, footer, script, style, noscript, template, form, button, iframe, svg",
+    "aside:not(.footnote-list, .footnote, [role=doc-footnote], .admonition, .topic)",
+    # `hidden=until-found` is collapsed text a browser's find-in-page opens: content.
+    "[hidden]:not([hidden=until-found]), [aria-hidden=true]",
+    ".cookie-banner, #cookie-banner, .cookie-consent, .toc",
+    # A table its own summary calls navigation (DocBook XSL's prev/up/next bars), and
+    # DocBook's and gtk-doc's navigation blocks.
+    "table[summary^=Navigation], .navheader, .navfooter, table.navigation",
+    # Line numbers beside or inside code (Pygments, Hugo's Chroma): not the code's text.
+    "td.linenos, .linenodiv, pre .linenos, pre .lnt, pre .ln",
     ".headerlink, a.anchor, .hash-link, .edit-this-page, .editLink, .breadcrumbs",
     # Sphinx (and its themes: RTD, Furo, pydata, Jupyter Book)
-    ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox",
+    ".sphinxsidebar, .related, .viewcode-link, .viewcode-back, #searchbox, .toctree-wrapper",
     ".wy-breadcrumbs, .rst-footer-buttons, .rst-versions",
     ".related-pages, .bottom-of-page, .back-to-top, .content-icon-container, .toc-drawer",
     ".prev-next-area, .prev-next-footer, .bd-header-article, .header-article, #pst-back-to-top",
@@ -49,6 +61,55 @@ CHROME = ", ".join((
     ".md-sidebar, .md-footer, .md-source-file, .md-content__button, .md-feedback, .md-top",
     ".md-clipboard",
 ))  # fmt: skip
+
+# An element's own style that hides it (`display: none`, `visibility: hidden`), as one of the
+# declarations of its style attribute.
+_HIDING_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse))"
+    r"\s*(?:!\s*important\s*)?(?:;|$)",
+    re.I,
+)
+
+
+def hides_itself(node: Any) -> bool:
+    return bool(_HIDING_STYLE.search(node.attributes.get("style") or ""))
+
+
+def hidden_inline(container: Any) -> list[Any]:
+    """The elements inside `container` that their own style hides, outermost only (the rest
+    go with them). The container itself is never one: a page hidden whole until its scripts
+    show it is still the page."""
+    return outermost(n for n in container.css("[style]")
+                     if n.mem_id != container.mem_id and hides_itself(n))  # fmt: skip
+
+
+# Admonitions (a note, a tip, a warning) and disclosures, by generator: (the element's tags,
+# a class it has, and how its title child is known). An element's own tag and classes, never
+# its descendants' (selectolax's css_matches also answers for those).
+_ADMONITIONS: tuple[tuple[frozenset[str], str | None, Callable[[Any], bool]], ...] = (
+    (frozenset({"div", "aside"}), "admonition", lambda c: "admonition-title" in _classes(c)),
+    (frozenset({"div"}), "theme-admonition",  # Docusaurus
+     lambda c: any(k.startswith("admonitionHeading") for k in _classes(c))),
+    (frozenset({"details"}), None, lambda c: c.tag == "summary"),  # any disclosure
+)  # fmt: skip
+
+
+def _classes(node: Any) -> list[str]:
+    return (node.attributes.get("class") or "").split()
+
+
+def admonition_title(node: Any) -> Any | None:
+    """The title element of an admonition (its first child that the generator marks as
+    one), else None: `node` is no admonition."""
+    for tags, name, is_title in _ADMONITIONS:
+        if node.tag in tags and (name is None or name in _classes(node)):
+            child = node.child
+            while child is not None:
+                if child.is_element_node and is_title(child):
+                    return child
+                child = child.next
+    return None
+
 
 # Code block languages that say "no language" (Sphinx's `highlight-none`, Sphinx-Gallery's output).
 NO_LANGUAGE = frozenset({"none", "text", "default", "plaintext", "plain", "nohighlight"})
@@ -89,8 +150,11 @@ def prepare(main: Any) -> None:
     for header in main.css("header"):
         if header.css_first("h1") is not None:  # Docusaurus: the page's H1 sits in a <header>
             header.unwrap()
-    for panel in main.css("[role=tabpanel][hidden]"):  # Docusaurus: hidden tabs are content
-        del panel.attrs["hidden"]
+    for panel in main.css("[role=tabpanel]"):  # hidden tabs are content (Docusaurus: `hidden`)
+        if "hidden" in panel.attrs:
+            del panel.attrs["hidden"]
+        if hides_itself(panel):
+            del panel.attrs["style"]
     for tabs in main.css("[role=tablist]"):  # a label before each panel; the bar goes
         labels = [" ".join(t.text(deep=True).split()) for t in tabs.css("[role=tab]")]
         panels = tabs.parent.css("[role=tabpanel]") if tabs.parent is not None else []

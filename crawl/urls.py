@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from flatten.errors import UsageError
+from flatten.userinfo import strip_credentials
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
@@ -95,12 +96,22 @@ def looks_non_html(url: str) -> bool:
 
 
 def _parsed(url: str) -> str:
-    """The normal form of a URL the user gave, or a usage error that says what is wrong."""
+    """The normal form of a URL the user gave, or a usage error that says what is wrong. Never
+    a word of its credentials: the URL is shown without them, and the parser's complaint is
+    the one about the URL without them (`http://u:p/w@h/` reads as host `u`, port `p`)."""
     try:
         return normalize(url)
     except ValueError as exc:
+        shown = strip_credentials(url)
+        why = str(exc)
+        if shown != url:
+            try:
+                normalize(shown)
+                why = "a user name or password with a raw '/', '?' or '#': percent-encode it"
+            except ValueError as plain:
+                why = str(plain)
         raise UsageError(
-            f"not a valid URL: {url!r} ({exc})", reason="bad-url",
+            f"not a valid URL: {shown!r} ({why})", reason="bad-url",
             hint="give --url (and --scope) as http(s)://host[:port]/path, a port up to 65535",
         ) from None  # fmt: skip
 
@@ -119,7 +130,7 @@ class Scope:
         if prefix is not None and prefix.startswith(("http://", "https://")):
             prefix = urlsplit(_parsed(prefix)).path
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise UsageError(f"not an http(s) URL: {seed!r}", reason="bad-url")
+            raise UsageError(f"not an http(s) URL: {strip_credentials(seed)!r}", reason="bad-url")
         if prefix is None:
             path = parts.path
             prefix = path if path.endswith("/") else posixpath.dirname(path).rstrip("/") + "/"

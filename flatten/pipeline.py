@@ -40,6 +40,7 @@ from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
 from flatten.spec_files import referring_title
+from flatten.userinfo import strip_credentials
 from flatten.writer import EncodedLines
 
 if TYPE_CHECKING:
@@ -437,7 +438,7 @@ def flatten_url(
     report = report if report is not None else RunReport()
     started = time.perf_counter()
     crawl_report = CrawlReport()
-    report.source, report.listing, report.kind = url, "crawl", "html"
+    report.source, report.listing, report.kind = strip_credentials(url), "crawl", "html"
     # --include/--exclude filter the crawl's URL paths, before anything is fetched.
     crawl_options = replace(crawl_options or CrawlOptions(), include=options.include,
                             exclude=options.exclude)  # fmt: skip

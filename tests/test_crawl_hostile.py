@@ -4,6 +4,7 @@ robots.txt and sitemaps, and URLs that are usage errors."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from typing import ClassVar
@@ -316,3 +317,16 @@ def test_scope_of_an_ipv6_seed_keeps_its_brackets():
     scope = Scope.for_seed("http://[::1]:8080/docs/")
     assert scope.netloc == "[::1]:8080" and scope.admits("http://[::1]:8080/docs/a")
     assert urlsplit(normalize("http://[::1]:8080/docs/")).port == 8080
+
+
+def slow_robots(handler: Responder) -> None:
+    threading.Event().wait(3)  # past the crawl's timeout below
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        handler.respond(200, b"User-agent: *\nAllow: /\n", "text/plain")
+
+
+def test_a_robots_txt_that_never_answers_is_a_timeout_not_a_robots_refusal(site):
+    Site.routes = {"/robots.txt": slow_robots, "/": html("Home", "<p>x</p>")}
+    pages, reasons, report = run(site, "/", timeout=0.5)
+    assert pages == {} and reasons["/"] == "timeout"
+    assert "--ignore-robots" not in report.skipped[0][2]

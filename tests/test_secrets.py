@@ -161,6 +161,57 @@ def test_documented_placeholders_are_kept_and_counted(text, value):
 
 
 @pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("password: postgres", "postgres"),
+        ('DB_PASSWORD="admin"', "admin"),
+        ("password: letmein", "letmein"),
+        ('password = "correct horse battery"', "correct horse battery"),
+        ("client_secret: my-app-secret", "my-app-secret"),
+        ('secret_key: "open sesame"', "open sesame"),
+        ("postgres://postgres:postgres@localhost:5432/app", "postgres"),
+        ("curl -u admin:admin https://api.local/v1", "admin"),
+        ("mysql -u root -proot shop", "root"),
+        ("Authorization: Bearer sometoken", "sometoken"),
+    ],
+)  # fmt: skip
+def test_plain_lower_case_words_in_an_example_config_are_stand_ins(text, value):
+    result = redact(text)
+    assert result.text == text and value in result.text
+    assert result.total == 0 and sum(result.placeholders.values()) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: kqzvbxjwmrtpl", "kqzvbxjwmrtpl"),  # letters, but no word
+        ("password: Hunter", "Hunter"),  # a capital
+        ("password: hunter2", "hunter2"),  # a digit
+        ("password: four plain words here", None),  # prose: not a value at all
+        ("token: xkcdqwrtz", "xkcdqwrtz"),
+        ("password: correct-horse-battery-staple", "correct-horse-battery-staple"),  # four
+    ],
+)  # fmt: skip
+def test_values_that_are_not_plain_words_are_still_redacted(text, secret):
+    out = redact(text).text
+    if secret is None:
+        assert out == text
+    else:
+        assert secret not in out and "[REDACTED:" in out
+
+
+def test_a_camel_case_variable_as_a_fields_value_is_code():
+    text = "module.exports = {\n  password: readPassword,\n  otp: readOTP,\n}\n"
+    assert redact(text).text == text and not redact(text).counts
+    assert "kqPzwRtx" not in redact("  password: kqPzwRtx,\n").text  # reads as no words
+
+
+def test_a_stand_in_word_rule_never_keeps_a_vendor_token():
+    # Plain words after the vendor's prefix: the format says token, whatever its letters.
+    assert "helloworld" not in redact("slack: xoxb-helloworld-tokenvalue").text
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "password_length: 16\nenabled: true\ntoken: true\nmax_tokens: 100\n",

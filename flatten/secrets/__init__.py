@@ -24,7 +24,7 @@ import re2
 from flatten.errors import UsageError
 from flatten.secrets.blocks import k8s_secret_spans, private_key_spans
 from flatten.secrets.patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
-from flatten.secrets.placeholders import is_non_value, is_placeholder
+from flatten.secrets.placeholders import is_non_value, is_placeholder, is_plain_words
 
 REDACTION_MARK = "[REDACTED:"
 _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
@@ -261,7 +261,9 @@ def _pattern_findings(
                 end = start + len(value)
             if end == start or is_non_value(text[start:end], quoted=group != "bare", code=code):
                 continue
-        yield Finding(pattern.kind, start, end, _kept(text[start:end], rules, None))
+        value = text[start:end]
+        kept = _kept(value, rules, None) or (pattern.typed and is_plain_words(value))
+        yield Finding(pattern.kind, start, end, kept)
 
 
 def _custom_findings(custom: CustomPattern, text: str, rules: RedactionRules) -> Iterator[Finding]:

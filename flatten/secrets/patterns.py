@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from flatten.userinfo import userinfo
+
 # Every character that str.splitlines() breaks on: none may sit inside a one-line match.
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 LINE_BREAK_CLASS = r"\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"  # the same, inside a regex [...]
@@ -28,6 +30,7 @@ _LINE_HEAD = (  # indentation, a YAML list dash, a commented-out line, a shell/D
     r"^[ \t]*(?:-[ \t]+)?(?:(?:#|//|;)(?=[\w\"']))?"
     r"(?:(?:export|set|readonly|local|ENV|ARG|const|let|var|val)[ \t]+)?"
 )
+_URL_PASSWORD = userinfo("\"'`<>", password=True)  # the rule credentials are stripped by
 _CLI_VALUE = rf"""(?:{_QUOTED}|(?P<bare>[^\s"'`-][^\s"'`]*))"""
 
 
@@ -42,6 +45,9 @@ class TokenPattern:
     trigger: re.Pattern[str] | None = None
     assignment: bool = False  # a bare value may be a non-value (`true`) or code (`os.environ`)
     context: tuple[str, ...] = ()  # one must occur shortly before the match (`curl` for `-u`)
+    # The value is whatever its writer typed (a password, not a vendor's token format), so one
+    # to three plain lower-case words there are an example's stand-in (`password: postgres`).
+    typed: bool = False
 
 
 def _p(
@@ -76,42 +82,43 @@ PATTERNS: tuple[TokenPattern, ...] = (
        r"(?i)\b(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[^;\s\"'`]+)", fold=True),
     _p("azure-sas-signature", ("sig=",), r"[?&]sig=(?P<secret>[^&\s\"'`#<>]+)"),
     _p("url-password", ("://",),
-       r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@\"'`<>]*:(?P<secret>[^\s/?#\"'`<>]+)@",
-       trigger=r"://[^\s:/?#@\"'`<>]*:[^\s/?#\"'`<>]+@"),
+       rf"\b[A-Za-z][A-Za-z0-9+.-]{{1,20}}://{_URL_PASSWORD}",
+       trigger=r"://[^\s:/?#\"'`<>\[\]]*:(?:[^\s/?#\"'`<>]*|[^\s@\"'`<>]{0,260})@", typed=True),
     _p("auth-header", ("authorization",),
        r"(?i)\bauthorization[ \t]*:[ \t]*(?:bearer|basic|token|bot)[ \t]+"
-       r"(?P<secret>[^\s\"'`]+)", fold=True, trigger="authorization"),
+       r"(?P<secret>[^\s\"'`]+)", fold=True, trigger="authorization", typed=True),
     _p("npmrc-auth", ("_auth", "_password"),
-       rf"(?m)(?:^[ \t]*|:)(?:_authToken|_auth|_password)[ \t]*=[ \t]*{_VALUE}"),
+       rf"(?m)(?:^[ \t]*|:)(?:_authToken|_auth|_password)[ \t]*=[ \t]*{_VALUE}", typed=True),
     _p("cli-password", ("mysql", "mariadb"), r"(?<=[ \t])-p(?P<secret>[^\s\"'`-][^\s\"'`]*)",
-       context=("mysql", "mariadb"), trigger="-p"),
+       context=("mysql", "mariadb"), trigger="-p", typed=True),
     _p("cli-password", ("login", "sshpass"), rf"(?<=[ \t])-p[ \t]+{_CLI_VALUE}",
-       context=("login", "sshpass"), trigger="-p"),
+       context=("login", "sshpass"), trigger="-p", typed=True),
     _p("cli-password", ("curl",),
        r"(?<!\S)(?:-u[ \t]*|--user[ \t]+|--user=)[\"']?[^\s:\"'`]*:(?P<secret>[^\s\"'`]+)",
-       assignment=True, context=("curl",), trigger="-u"),
+       assignment=True, context=("curl",), trigger="-u", typed=True),
     _p("cli-password", ("--",),
        r"(?i)(?<!\S)--(?:[\w-]*-)?(?:password|passwd|token|secret|api-?key|client-secret)"
        rf"[ \t]+{_CLI_VALUE}", fold=True, assignment=True,
-       trigger=r"--(?:[\w-]*-)?(?:password|passwd|token|secret|api-?key|client-secret)[ \t]"),
+       trigger=r"--(?:[\w-]*-)?(?:password|passwd|token|secret|api-?key|client-secret)[ \t]",
+       typed=True),
     # `password: x` at a line start: the value is the rest of the line (bar a comment), and a
     # line that goes on in words is prose (a docstring's `password: the user's password`).
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*:[ \t]*(?:{_QUOTED}"
        rf"|(?P<bare>[^\s\"'`#][^\s\"'`]*)(?=[ \t]*(?:[ \t]\#[^{_NL}]*)?$))",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
     # `db.password=x`, `export DB_PASSWORD=x`, `password = "x"`, `token := x` at a line start.
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*(?::=|=>|=)[ \t]*(?!=){_VALUE}",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
     # Mid-line: a quoted value (`"password": "x"`, `connect(password="x")`) ...
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"""(?i)(?<![\w.-])["']?{_KEY}["']?{_SEP}{_QUOTED}""",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
     # ... or `key=value` with no spaces (`--password=x`, `?token=x&`, `PGPASSWORD=x psql`).
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im)(?:(?<=[\s?&;,(])|^)(?:--?)?{_KEY}=(?!=)(?P<bare>[^\s\"'`&]+)",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
 )  # fmt: skip
 
-VALUE_GROUPS = ("secret", "dq", "sq", "bare")
+VALUE_GROUPS = ("secret", "password", "dq", "sq", "bare")

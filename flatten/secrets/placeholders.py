@@ -92,11 +92,40 @@ def is_placeholder(value: str) -> bool:
     return all(_trivial(part) for part in _SEPARATORS.split(body) if part)
 
 
+# One to three plain lower-case words (`postgres`, `admin`, `super secret`, `my-app-secret`):
+# what an example config writes where its reader's secret goes. Each must read as a word (a
+# vowel, no five consonants in a row), so a random lower-case string is no stand-in.
+_PLAIN_WORDS = re.compile(r"^[a-z]{1,16}(?:[-_. ][a-z]{1,16}){0,2}$")
+_WORD_SEPARATOR = re.compile(r"[-_. ]")
+_VOWEL = re.compile(r"[aeiouy]")
+_CONSONANT_RUN = re.compile(r"[^aeiouy]{5}")
+
+
+def is_plain_words(value: str) -> bool:
+    """True for a typed value that is one to three plain lower-case words: an example's
+    stand-in (`password: changeme`, `secret: postgres`), never a secret worth hiding: a real
+    one has a digit, a capital or a symbol, or is a random string that reads as no word."""
+    v = value.strip().strip("\"'`")
+    if not _PLAIN_WORDS.match(v):
+        return False
+    return _all_words(_WORD_SEPARATOR.split(v))
+
+
+def _all_words(parts: list[str]) -> bool:
+    return all(_VOWEL.search(p) and not _CONSONANT_RUN.search(p) for p in parts)
+
+
+# A camelCase name (`readPassword`, `userToken`): words, each but the first capitalized.
+_CAMEL = re.compile(r"^[a-z]{2,}(?:[A-Z][a-z]{2,})+$")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
+
+
 def is_non_value(value: str, *, quoted: bool = False, code: bool = False) -> bool:
     """What an assigned value can be besides a secret or a placeholder: a boolean, null, short
     number, colour, type name or plain word, or (unquoted) code: `os.environ["X"]`, `f()`,
     `identity_token`, `AttributeEventToken`. `code`: the value ended as a field or argument
-    does (`,`, `;`, `)`), so one capitalized word (`Struct`) or a primitive names a type.
+    does (`,`, `;`, `)`), so one capitalized word (`Struct`) or a primitive names a type, and
+    a camelCase name of words (`readPassword`) a variable.
     Neither redacted nor counted."""
     if len(value) > _LONGEST_WORDY:
         return False
@@ -104,9 +133,14 @@ def is_non_value(value: str, *, quoted: bool = False, code: bool = False) -> boo
         return True
     if quoted:
         return False
-    if code and _TYPE.match(value):
+    if code and (_TYPE.match(value) or _is_camel_name(value)):
         return True
     return bool(_CODE.match(value) or (_NAME.match(value) and _NAME_PART.search(value)))
+
+
+def _is_camel_name(value: str) -> bool:
+    """`readPassword` as a field's value (`password: readPassword,`): a variable of the code."""
+    return bool(_CAMEL.match(value)) and _all_words([p.lower() for p in _CAMEL_PART.findall(value)])
 
 
 def _trivial(part: str) -> bool:
