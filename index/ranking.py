@@ -30,15 +30,24 @@ from typing import Any
 
 from index.declarations import name_words, spelled, words_of
 from index.lexical import QueryPlan, stem
+from index.paths import path_words
+from index.paths import segments as path_segments
 from index.priors import asked_for, prior_of
 from index.results import Ranking
 from index.scope import CHUNKS
-from index.text import TOKEN
+from index.text import TOKEN, split_name
 from index.textindex import text_index
 
 FIELD_WEIGHT = 2.0  # the title/path words' worth (a sum of IDFs) against a slice's BM25
 TITLE_WEIGHT = 1.0  # what a word found in the page's title is worth, times its IDF
-PATH_WEIGHT = 1.0  # and in its path
+PATH_WEIGHT = 1.0  # and in its file's name
+# And in the name of a folder it sits in: every page of the folder has that word, so it says
+# less about which of them is meant (`secrets/` holds the patterns, the blocks, the placeholders).
+FOLDER_WEIGHT = 0.5
+# Kinds whose slicers give a document no title of its own: the store keeps its first slice's
+# title (a source file's first declaration, `_NeedleSet`) or its path instead, which says
+# nothing of what the file's other slices are about; only their path does.
+UNTITLED_KINDS = frozenset({"code", "terraform", "yaml", "shell", "text"})
 CANDIDATES = 100  # slices the lexical stage hands on; a page's best is nearly always among them
 
 
@@ -52,31 +61,46 @@ class Scored:
 
 
 def field_scores(
-    db: Any, planned: QueryPlan, documents: list[int]
+    db: Any, planned: QueryPlan, documents: dict[int, str]
 ) -> dict[int, tuple[float, float]]:
     """What the query's words found in the title, and in the path words, of each document that
-    holds any (others: absent): the sum of the IDF over chunks of each word found, as BM25F
-    weighs a field (a word common in the corpus counts little, even in a title).
+    holds any (others: absent), of these (document id -> source): the sum of the IDF over chunks
+    of each word found, as BM25F weighs a field (a word common in the corpus counts little, even
+    in a title); a word found only in a folder's name counts `FOLDER_WEIGHT` of one in the file's.
 
     The text index finds the words (stemmed, inflections and compound spellings included) and
     marks them; each marked span counts for the query words it spells."""
     query = planned.every_word
     if not query.phrases or not documents:
         return {}
-    marked = text_index(db).highlights(query, documents)
+    marked = text_index(db).highlights(query, list(documents))
     spelled: dict[str, set[int]] = {}  # a spelling's key -> the query words it spells
     for n, term in enumerate(planned.terms):
         for form in term.forms:
             spelled.setdefault(_key(form), set()).add(n)
 
-    def worth(spans: list[str]) -> float:
-        found = set().union(*(spelled.get(_key(span), set()) for span in spans))
-        return sum(planned.terms[n].idf for n in found)
+    def found(spans: list[str]) -> set[int]:
+        return set().union(*(spelled.get(_key(span), set()) for span in spans))
 
-    return {
-        doc_id: (TITLE_WEIGHT * worth(title), PATH_WEIGHT * worth(path))
-        for doc_id, (title, path) in marked.items()
-    }
+    def worth(words: set[int]) -> float:
+        return sum(planned.terms[n].idf for n in words)
+
+    out = {}
+    for doc_id, (title, path) in marked.items():
+        named = file_words(documents[doc_id])
+        in_file = found([s for s in path if set(split_name(s)) <= named])
+        in_folder = found(path) - in_file
+        path_worth = PATH_WEIGHT * worth(in_file) + FOLDER_WEIGHT * worth(in_folder)
+        out[doc_id] = (TITLE_WEIGHT * worth(found(title)), path_worth)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def file_words(source: str) -> frozenset[str]:
+    """The words of the name of the file (or last URL segment) a source names, as its path
+    words spell them (`docs/advanced/text-encodings.md` -> text, encodings)."""
+    parts = path_segments(source)
+    return frozenset(path_words(parts[-1])) if parts else frozenset()
 
 
 def named_by(planned: QueryPlan) -> dict[tuple[str, ...], set[int]]:
@@ -122,6 +146,7 @@ class Page:
     source: str
     weight: float  # its corpus's weight
     titled: bool  # the slice is titled with the page's title
+    kind: str | None = None  # the document's kind (`UNTITLED_KINDS`)
     symbol: str | None = None  # what the slice declares (code), as `a.b.name`
 
 
@@ -130,12 +155,12 @@ def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
     if not chunk_ids:
         return {}
     rows = db.execute(
-        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title, c.symbol "
+        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title, d.kind, c.symbol "
         f"FROM {CHUNKS} "
         "WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(set(chunk_ids))),),
     )
-    return {row[0]: Page(row[1], row[2], row[3], bool(row[4]), row[5]) for row in rows}
+    return {row[0]: Page(row[1], row[2], row[3], bool(row[4]), row[5], row[6]) for row in rows}
 
 
 def score(
@@ -155,7 +180,7 @@ def score(
     located = dict(located or {})
     missing = [chunk_id for chunk_id, _ in stage if chunk_id not in located]
     located.update(locate(db, missing))
-    documents = sorted({located[c].document_id for c, _ in stage if c in located})
+    documents = {located[c].document_id: located[c].source for c, _ in stage if c in located}
     fields = field_scores(db, planned, documents) if planned else {}
     asked = asked_for(query)
     names = named_by(planned) if planned else {}
@@ -170,7 +195,7 @@ def score(
         prior_weight = 1.0 if prior is None or lifted else prior.weight
         title, path = fields.get(doc_id, (0.0, 0.0))
         # The slice titled with the page's title has that title in its own BM25 already.
-        field = path if page.titled else title + path
+        field = path if page.titled or page.kind in UNTITLED_KINDS else title + path
         named = declared_score(planned, names, page.symbol) if planned and page.symbol else 0.0
         ranking = Ranking(stage_name, stage_score, field, FIELD_WEIGHT,
                           prior.name if prior else None, prior_weight, lifted,
