@@ -23,12 +23,13 @@ no grouping gives the raw list.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from index.declarations import name_words, spelled, words_of
+from index.declarations import spelled, words_of
 from index.lexical import QueryPlan, stem
 from index.paths import path_words
 from index.paths import segments as path_segments
@@ -48,6 +49,9 @@ FOLDER_WEIGHT = 0.5
 # title (a source file's first declaration, `_NeedleSet`) or its path instead, which says
 # nothing of what the file's other slices are about; only their path does.
 UNTITLED_KINDS = frozenset({"code", "terraform", "yaml", "shell", "text"})
+# What a query word spelling a name that encloses a declaration is worth, against one spelling
+# the declaration's own name (see `declared_score`).
+OUTER_SHARE = 0.5
 CANDIDATES = 100  # slices the lexical stage hands on; a page's best is nearly always among them
 
 
@@ -103,33 +107,92 @@ def file_words(source: str) -> frozenset[str]:
     return frozenset(path_words(parts[-1])) if parts else frozenset()
 
 
-def named_by(planned: QueryPlan) -> dict[tuple[str, ...], set[int]]:
-    """What the user's own words spell, as `index.declarations.spelled` reads it: each form's
-    words, stemmed, with the query words (`planned.terms` indexes) that spell them."""
-    out: dict[tuple[str, ...], set[int]] = {}
+@dataclass(frozen=True)
+class Named:
+    """What a query names, as the declarations' names are compared with it."""
+
+    # Each form's words, stemmed, with the query words (`planned.terms` indexes) that spell
+    # them, as `index.declarations.spelled` reads it.
+    words: dict[tuple[str, ...], set[int]]
+    # Each dotted name the query writes (`httpx.Client.stream`), as its parts' stemmed words,
+    # with its term's index.
+    dotted: tuple[tuple[tuple[tuple[str, ...], ...], int], ...] = ()
+
+
+def named_by(planned: QueryPlan) -> Named:
+    """What the user's own words name (never the words added for the phrasing: a guess at the
+    topic, not a name the user gave)."""
+    words: dict[tuple[str, ...], set[int]] = {}
+    dotted = []
     for n, term in enumerate(planned.terms):
-        if term.implied:  # a guess at the topic, never a name the user gave
+        if term.implied:
             continue
         for form in term.forms:
-            if words := words_of(form):
-                out.setdefault(tuple(stem(w) for w in words), set()).add(n)
-    return out
+            if found := words_of(form):
+                words.setdefault(tuple(stem(w) for w in found), set()).add(n)
+        if "." in term.word:
+            dotted.append((_parts_stems(term.word), n))
+    return Named(words, tuple(dotted))
 
 
-def declared_score(
-    planned: QueryPlan, asked: dict[tuple[str, ...], set[int]], symbol: str
-) -> float:
-    """What the query's naming of the slice's declaration is worth: when it spells the name the
-    slice declares (not an enclosing one: a helper nested in the function asked for carries that
-    function's name too), the IDFs of the query words that spell it, as a title's words count
-    (BM25F); else 0. A question names a function to find where it is declared."""
-    return sum(planned.terms[n].idf for n in spelled(_name_stems(symbol), asked))
+def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
+    """What the query's naming of the slice's declaration is worth, as a title's words count
+    (BM25F): a question names a function to find where it is declared.
+
+    - The IDFs of the query words that spell the name the slice declares, plus `OUTER_SHARE` of
+      those of words spelling an enclosing name (`Client` of `Client.get`, the resource type
+      `aws_eks_cluster` of `aws_eks_cluster.main`): that says where the declaration sits, not
+      which it is, so a helper nested in the function asked for, or a method of the class asked
+      for, ranks below the function or the class itself.
+    - A dotted name in the query that ends as the symbol does (or the symbol as it does), over
+      two parts or more (`httpx.Client.stream` and `Client.stream`), names the declaration
+      exactly: every part's words count in full, and the whole name once more (a phrase's IDF),
+      so the declaration named outranks one whose name only has the same words."""
+    parts = _parts_stems(symbol)
+    if not parts:
+        return 0.0
+    own = spelled(parts[-1], named.words)
+    outer = set().union(*(spelled(part, named.words) for part in parts[:-1])) - own
+    exact = next((n for name, n in named.dotted if _ends_alike(name, parts)), None)
+    if exact is not None:
+        return planned.terms[exact].idf + sum(planned.terms[n].idf for n in own | outer)
+    return sum(planned.terms[n].idf for n in own) + OUTER_SHARE * sum(
+        planned.terms[n].idf for n in outer
+    )
+
+
+def _ends_alike(name: tuple[tuple[str, ...], ...], symbol: tuple[tuple[str, ...], ...]) -> bool:
+    """Do a dotted name and a symbol (their parts' stemmed words) end with the same two parts
+    or more, all of the shorter one?"""
+    overlap = min(len(name), len(symbol))
+    return overlap >= 2 and name[-overlap:] == symbol[-overlap:]
+
+
+_MORE = re.compile(r" \(\+\d+ more\)$")  # the slicer's note of merged names not listed
 
 
 @lru_cache(maxsize=16384)
-def _name_stems(symbol: str) -> tuple[str, ...]:
-    """The stemmed words of the name `symbol` declares (asked of every code candidate)."""
-    return tuple(stem(w) for w in name_words(symbol))
+def declared(symbol: str, title: str) -> tuple[str, ...]:
+    """The names a slice declares: its symbol, and when the code slicer merged several small
+    neighbours into it, each one its title lists (`Context: forward, invoke` with symbol
+    `Context.forward` declares `Context.forward` and `Context.invoke`; `gen_salt, _hash` with
+    symbol `gen_salt` declares both). The title is read so only when it lists the symbol's
+    own name first, as the slicer writes it."""
+    parent, _, own = symbol.rpartition(".")
+    listed = _MORE.sub("", title)
+    if parent and listed.startswith(parent + ": "):
+        listed = listed[len(parent) + 2 :]
+    names = listed.split(", ")
+    if len(names) < 2 or names[0] != own:
+        return (symbol,)
+    return tuple(f"{parent}.{name}" if parent else name for name in names)
+
+
+@lru_cache(maxsize=16384)
+def _parts_stems(symbol: str) -> tuple[tuple[str, ...], ...]:
+    """The stemmed words of each part of a dotted name (asked of every code candidate):
+    `Factory.find_candidates` -> (factori,), (find, candid)."""
+    return tuple(tuple(stem(w) for w in words_of(part)) for part in symbol.split("."))
 
 
 def _key(text: str) -> str:
@@ -148,6 +211,7 @@ class Page:
     titled: bool  # the slice is titled with the page's title
     kind: str | None = None  # the document's kind (`UNTITLED_KINDS`)
     symbol: str | None = None  # what the slice declares (code), as `a.b.name`
+    title: str = ""  # the slice's title (which lists the declarations merged into it)
 
 
 def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
@@ -155,12 +219,12 @@ def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
     if not chunk_ids:
         return {}
     rows = db.execute(
-        f"SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title, d.kind, c.symbol "
-        f"FROM {CHUNKS} "
+        "SELECT c.id, c.document_id, d.source, k.weight, c.title = d.title, d.kind, c.symbol, "
+        f"c.title FROM {CHUNKS} "
         "WHERE c.id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(set(chunk_ids))),),
     )
-    return {row[0]: Page(row[1], row[2], row[3], bool(row[4]), row[5], row[6]) for row in rows}
+    return {row[0]: Page(*row[1:4], bool(row[4]), *row[5:]) for row in rows}
 
 
 def score(
@@ -183,7 +247,7 @@ def score(
     documents = {located[c].document_id: located[c].source for c, _ in stage if c in located}
     fields = field_scores(db, planned, documents) if planned else {}
     asked = asked_for(query)
-    names = named_by(planned) if planned else {}
+    names = named_by(planned) if planned else Named({})
     out = []
     for chunk_id, stage_score in stage:
         if chunk_id not in located:
@@ -196,7 +260,10 @@ def score(
         title, path = fields.get(doc_id, (0.0, 0.0))
         # The slice titled with the page's title has that title in its own BM25 already.
         field = path if page.titled or page.kind in UNTITLED_KINDS else title + path
-        named = declared_score(planned, names, page.symbol) if planned and page.symbol else 0.0
+        named = 0.0
+        if planned and page.symbol:
+            named = max(declared_score(planned, names, name)
+                        for name in declared(page.symbol, page.title))  # fmt: skip
         ranking = Ranking(stage_name, stage_score, field, FIELD_WEIGHT,
                           prior.name if prior else None, prior_weight, lifted,
                           named or None)  # fmt: skip

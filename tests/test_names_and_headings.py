@@ -49,6 +49,13 @@ def function(name: str, doc: str) -> str:
     return f'def {name}(request):\n    """{doc}"""\n    total = 0\n{steps}    return total\n\n\n'
 
 
+def method(cls: str, *named: str) -> str:
+    """A class of large methods (name, docstring pairs), each a slice of its own."""
+    pairs = zip(named[::2], named[1::2], strict=True)
+    body = "".join(function(name, doc) for name, doc in pairs).replace("\n", "\n    ")
+    return f"class {cls}:\n    {body}"
+
+
 def test_a_source_files_recorded_title_does_not_count_for_its_other_slices(tmp_path):
     # The store titles a code file by its first declaration (`retry_policy`): that says nothing
     # of what `send`, further down, is about, so `send` earns no title score from it.
@@ -63,3 +70,98 @@ def test_a_source_files_recorded_title_does_not_count_for_its_other_slices(tmp_p
     assert by_symbol["send"].ranking.field_score == 0.0
     order = [h.symbol for h in hits]
     assert order.index("post") < order.index("send")
+
+
+def test_a_resource_type_named_by_the_query_finds_its_block_over_prose_that_mentions_it(tmp_path):
+    # `aws_eks_cluster.main` sits inside the type the query names: half a name's credit, enough
+    # to put the block above a page that only writes the type in its prose.
+    files = {
+        **FILLER,
+        "infra/eks/main.tf": (
+            'resource "aws_iam_role" "cluster" {\n  name = "eks-cluster"\n}\n\n'
+            'resource "aws_eks_cluster" "main" {\n  name     = "main"\n'
+            "  role_arn = aws_iam_role.cluster.arn\n}\n"
+        ),
+        "docs/notes.md": (
+            "# Notes\n\nThe aws_eks_cluster resource; every aws_eks_cluster is tagged.\n"
+        ),
+    }
+    hits = ranked(indexed_tree(tmp_path, files, "infra"), "aws_eks_cluster")
+    assert hits[0].symbol == "aws_eks_cluster.main"
+    outer = hits[0].ranking.name_score
+    assert outer is not None and outer > 0
+
+
+def test_a_method_of_the_class_asked_for_gets_half_the_credit_of_its_own_name():
+    from index.lexical import QueryPlan, Term
+    from index.ranking import declared_score, named_by
+    from index.textindex import TextQuery
+
+    planned = QueryPlan(TextQuery(("client",)), None, (Term("client", ("client",), 3.0),))
+    named = named_by(planned)
+    assert declared_score(planned, named, "Client") == 3.0
+    assert declared_score(planned, named, "Client.get") == 1.5
+    assert declared_score(planned, named, "Server.get") == 0.0
+
+
+def test_a_dotted_name_is_asked_whole_besides_its_words(tmp_path):
+    # The page that writes `Client.stream` out ranks above one that says client and stream more
+    # often, apart.
+    files = {
+        **FILLER,
+        "docs/streaming.md": "# Streaming\n\nCall Client.stream to read the body lazily.\n",
+        "docs/clients.md": (
+            "# Clients\n\nA client keeps a pool. The client may stream; a stream of the client's "
+            "responses, client by client.\n"
+        ),
+    }
+    store_dir = indexed_tree(tmp_path, files, "docs")
+    assert [h.source for h in ranked(store_dir, "Client.stream")][:1] == ["docs/streaming.md"]
+    from index.lexical import dotted_names
+
+    assert dotted_names("use httpx.Client.stream, not v0.28.1 or os.path") == [
+        "httpx.client.stream",
+        "os.path",
+    ]
+
+
+def test_a_dotted_name_that_names_a_declaration_exactly_puts_it_first(tmp_path):
+    # `stream_client` has both words as its own name; only `Client.stream` is the one named.
+    files = {
+        **FILLER,
+        "src/lib/helpers.py": function("stream_client", "Stream a client; a client stream."),
+        "src/lib/client.py": method("Client", "stream", "Read lazily.", "close", "Close."),
+    }
+    hits = ranked(indexed_tree(tmp_path, files, "code"), "httpx.Client.stream", per_doc=None)
+    assert hits[0].symbol == "Client.stream"
+    exact = hits[0].ranking.name_score
+    other = next(h for h in hits if h.symbol == "stream_client").ranking.name_score
+    assert exact is not None and other is not None and exact > other
+
+
+def test_a_slice_of_merged_declarations_declares_each_name_its_title_lists():
+    from index.ranking import declared
+
+    assert declared("Context.forward", "Context: forward, invoke") == (
+        "Context.forward",
+        "Context.invoke",
+    )
+    assert declared("gen_salt", "gen_salt, _hash (+2 more)") == ("gen_salt", "_hash")
+    assert declared("Flask", "Flask (part 2/3)") == ("Flask",)
+    assert declared("a.b", "something else, entirely") == ("a.b",)
+
+
+def test_a_method_merged_into_a_neighbours_slice_is_found_by_its_name(tmp_path):
+    # `forward` and `invoke` are small: the slicer merges them into their neighbour's slice,
+    # `Context: stop, forward, invoke`, whose symbol is `Context.stop`.
+    small = "".join(f"def {name}(self):\n    return {n}\n\n" for n, name in enumerate(
+        ["forward", "invoke"]))  # fmt: skip
+    files = {
+        **FILLER,
+        "src/cli/core.py": method("Context", "run", "Run.", "stop", "Stop.")
+        + small.replace("\n", "\n    "),
+        "src/cli/group.py": method("Group", "invoke", "Invoke; invoke each.", "close", "Close."),
+    }
+    hits = ranked(indexed_tree(tmp_path, files, "code"), "Context.invoke", per_doc=None)
+    assert (hits[0].title, hits[0].symbol) == ("Context: stop, forward, invoke", "Context.stop")
+    assert hits[0].ranking.name_score > 2 * hits[1].ranking.name_score  # named exactly
