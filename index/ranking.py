@@ -3,16 +3,19 @@
 A person looks for a page; the stages before this one rank slices. Here each candidate slice's
 score becomes
 
-    (its stage score + FIELD_WEIGHT * what the query's words found in its page's title and path)
-    * its page's prior (index.priors) * its corpus's weight
+    (its stage score + FIELD_WEIGHT * what the query's words found in its page's title and path,
+     and in its own heading, and the name it declares) * its page's prior (index.priors)
+    * its corpus's weight
 
 (the page's title counted only for slices not titled by it: the one that is has it in its own
-BM25 already, and a store of one slice per document ranks as it did without this stage)
+BM25 already, and a store of one slice per document ranks as it did without this stage; a
+section's heading counted only for the sections below the page's title, for the same reason)
 
 so a page whose title or path names what the query asks for rises above pages that only mention
-it, and changelogs, contributing guides and the like sink unless the query asks for them. The
-stage score is BM25 on the lexical tier and the fused score on the others (where the lexical
-ranking fused in already holds the field score, so only the prior is applied again).
+it, a section headed with the query's words above one that only mentions them, and changelogs,
+contributing guides and the like sink unless the query asks for them. The stage score is BM25
+on the lexical tier and the fused score on the others (where the lexical ranking fused in
+already holds the field score, so only the prior is applied again).
 
 Grouped (the default), each page appears once, at its best slice, and the hit says how many
 other slices of it are among the candidates (the lexical stage's best CANDIDATES slices, and
@@ -64,8 +67,28 @@ class Scored:
     symbol: str | None = None  # what the slice declares, when it is code
 
 
+class Spellings:
+    """Which query words a span the text index marked spells, and what they are worth."""
+
+    def __init__(self, planned: QueryPlan) -> None:
+        self.planned = planned
+        self.spelled: dict[str, set[int]] = {}  # a spelling's key -> the query words it spells
+        for n, term in enumerate(planned.terms):
+            for form in term.forms:
+                self.spelled.setdefault(_key(form), set()).add(n)
+        # The information the user's own words carry (the words added for the phrasing are a
+        # guess at the topic, not part of what was asked).
+        self.total = sum(t.idf for t in planned.terms if not t.implied)
+
+    def found(self, spans: list[str]) -> set[int]:
+        return set().union(*(self.spelled.get(_key(span), set()) for span in spans))
+
+    def worth(self, words: set[int]) -> float:
+        return sum(self.planned.terms[n].idf for n in words)
+
+
 def field_scores(
-    db: Any, planned: QueryPlan, documents: dict[int, str]
+    db: Any, spellings: Spellings, documents: dict[int, str]
 ) -> dict[int, tuple[float, float]]:
     """What the query's words found in the title, and in the path words, of each document that
     holds any (others: absent), of these (document id -> source): the sum of the IDF over chunks
@@ -74,21 +97,11 @@ def field_scores(
 
     The text index finds the words (stemmed, inflections and compound spellings included) and
     marks them; each marked span counts for the query words it spells."""
-    query = planned.every_word
+    query = spellings.planned.every_word
     if not query.phrases or not documents:
         return {}
     marked = text_index(db).highlights(query, list(documents))
-    spelled: dict[str, set[int]] = {}  # a spelling's key -> the query words it spells
-    for n, term in enumerate(planned.terms):
-        for form in term.forms:
-            spelled.setdefault(_key(form), set()).add(n)
-
-    def found(spans: list[str]) -> set[int]:
-        return set().union(*(spelled.get(_key(span), set()) for span in spans))
-
-    def worth(words: set[int]) -> float:
-        return sum(planned.terms[n].idf for n in words)
-
+    found, worth = spellings.found, spellings.worth
     out = {}
     for doc_id, (title, path) in marked.items():
         named = file_words(documents[doc_id])
@@ -96,6 +109,22 @@ def field_scores(
         in_folder = found(path) - in_file
         path_worth = PATH_WEIGHT * worth(in_file) + FOLDER_WEIGHT * worth(in_folder)
         out[doc_id] = (TITLE_WEIGHT * worth(found(title)), path_worth)
+    return out
+
+
+def heading_scores(db: Any, spellings: Spellings, chunk_ids: list[int]) -> dict[int, float]:
+    """What the query's words found in each of these sections' headings (their slice titles),
+    for those that hold any: as a page's title counts (the IDFs of the words found), times the
+    share of the query's IDF those words carry. A heading labels what its whole section
+    answers, however long the section (where BM25 dilutes it); the share keeps a heading that
+    names one common word of a long question from counting as one that names most of it."""
+    query = spellings.planned.every_word
+    if not query.phrases or not chunk_ids or spellings.total <= 0:
+        return {}
+    out = {}
+    for chunk_id, spans in text_index(db).title_highlights(query, chunk_ids).items():
+        worth = spellings.worth(spellings.found(spans))
+        out[chunk_id] = worth * min(1.0, worth / spellings.total)
     return out
 
 
@@ -213,6 +242,11 @@ class Page:
     symbol: str | None = None  # what the slice declares (code), as `a.b.name`
     title: str = ""  # the slice's title (which lists the declarations merged into it)
 
+    @property
+    def is_section(self) -> bool:
+        """A section of a page below its title (prose: a heading of its own)."""
+        return not self.titled and self.kind not in UNTITLED_KINDS
+
 
 def locate(db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, Page]:
     """The page of each of these chunks (those still in the index)."""
@@ -245,7 +279,12 @@ def score(
     missing = [chunk_id for chunk_id, _ in stage if chunk_id not in located]
     located.update(locate(db, missing))
     documents = {located[c].document_id: located[c].source for c, _ in stage if c in located}
-    fields = field_scores(db, planned, documents) if planned else {}
+    spellings = Spellings(planned) if planned else None
+    fields = field_scores(db, spellings, documents) if spellings else {}
+    # Sections below a page's title: the slice titled with it has its heading counted already
+    # (in its BM25), and code is titled by its declarations (counted as names, below).
+    sections = [c for c, _ in stage if c in located and located[c].is_section]
+    headings = heading_scores(db, spellings, sections) if spellings else {}
     asked = asked_for(query)
     names = named_by(planned) if planned else Named({})
     out = []
@@ -260,6 +299,7 @@ def score(
         title, path = fields.get(doc_id, (0.0, 0.0))
         # The slice titled with the page's title has that title in its own BM25 already.
         field = path if page.titled or page.kind in UNTITLED_KINDS else title + path
+        field += headings.get(chunk_id, 0.0)
         named = 0.0
         if planned and page.symbol:
             named = max(declared_score(planned, names, name)

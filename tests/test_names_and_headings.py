@@ -165,3 +165,37 @@ def test_a_method_merged_into_a_neighbours_slice_is_found_by_its_name(tmp_path):
     hits = ranked(indexed_tree(tmp_path, files, "code"), "Context.invoke", per_doc=None)
     assert (hits[0].title, hits[0].symbol) == ("Context: stop, forward, invoke", "Context.stop")
     assert hits[0].ranking.name_score > 2 * hits[1].ranking.name_score  # named exactly
+
+
+GUIDE = (
+    "# Guide\n\nHow the client is set up.\n\n## Retries\n\nWhen a request fails it is sent again"
+    " at most three times, waiting longer each time; a request that is not idempotent is sent"
+    " once. Failures of the connection itself count, failures of the server do not, and the"
+    " wait between attempts doubles, starting from a tenth of a second, up to the limit set"
+    " on the client; the retries are logged. Each attempt keeps the headers of the first.\n"
+)
+
+
+def test_a_section_headed_with_the_querys_word_outranks_one_that_only_mentions_it(tmp_path):
+    files = {
+        **FILLER,
+        "docs/guide.md": GUIDE,
+        "docs/notes.md": "# Notes\n\nSome notes.\n\n## Misc\n\nRetries: see retries.\n",
+    }
+    hits = ranked(indexed_tree(tmp_path, files, "docs"), "retries")
+    assert (hits[0].source, hits[0].title) == ("docs/guide.md", "Retries")
+
+
+def test_a_heading_counts_by_the_share_of_the_querys_information_it_names(tmp_path):
+    files = {**FILLER, "docs/guide.md": GUIDE, "docs/other.md": "# Other\n\nAttempts again.\n"}
+    store_dir = indexed_tree(tmp_path, files, "docs")
+    alone = next(h for h in ranked(store_dir, "retries") if h.title == "Retries")
+    both = next(h for h in ranked(store_dir, "retries attempts") if h.title == "Retries")
+    with Store.open(store_dir, readonly=True) as opened:
+        from index.lexical import plan
+
+        terms = {t.word: t.idf for t in plan(opened.db, "retries attempts").terms}
+    retries, attempts = terms["retries"], terms["attempts"]
+    assert alone.ranking.field_score == pytest.approx(retries)  # the whole query: in full
+    share = retries / (retries + attempts)
+    assert both.ranking.field_score == pytest.approx(retries * share)
