@@ -117,8 +117,12 @@ def heading_scores(db: Any, spellings: Spellings, chunk_ids: list[int]) -> dict[
     for those that hold any: as a page's title counts (the IDFs of the words found), times the
     share of the query's IDF those words carry. A heading labels what its whole section
     answers, however long the section (where BM25 dilutes it); the share keeps a heading that
-    names one common word of a long question from counting as one that names most of it."""
-    query = spellings.planned.every_word
+    names one common word of a long question from counting as one that names most of it.
+
+    The words looked for are those the lexical stage asked: a word in most chunks, left out
+    there for its cost, is worth next to nothing in a heading (its IDF is near zero), and
+    marking it would cost a walk of its whole list again."""
+    query = spellings.planned.query
     if not query.phrases or not chunk_ids or spellings.total <= 0:
         return {}
     out = {}
@@ -146,6 +150,8 @@ class Named:
     # Each dotted name the query writes (`httpx.Client.stream`), as its parts' stemmed words,
     # with its term's index.
     dotted: tuple[tuple[tuple[tuple[str, ...], ...], int], ...] = ()
+    # Every stemmed word of `words`: a name with none of them is not named (most candidates).
+    stems: frozenset[str] = frozenset()
 
 
 def named_by(planned: QueryPlan) -> Named:
@@ -161,7 +167,7 @@ def named_by(planned: QueryPlan) -> Named:
                 words.setdefault(tuple(stem(w) for w in found), set()).add(n)
         if "." in term.word:
             dotted.append((_parts_stems(term.word), n))
-    return Named(words, tuple(dotted))
+    return Named(words, tuple(dotted), frozenset(w for key in words for w in key))
 
 
 def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
@@ -178,8 +184,8 @@ def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
       exactly: every part's words count in full, and the whole name once more (a phrase's IDF),
       so the declaration named outranks one whose name only has the same words."""
     parts = _parts_stems(symbol)
-    if not parts:
-        return 0.0
+    if not parts or named.stems.isdisjoint(_symbol_stems(symbol)):
+        return 0.0  # most candidates: none of the query's words in the name
     own = spelled(parts[-1], named.words)
     outer = set().union(*(spelled(part, named.words) for part in parts[:-1])) - own
     exact = next((n for name, n in named.dotted if _ends_alike(name, parts)), None)
@@ -215,6 +221,12 @@ def declared(symbol: str, title: str) -> tuple[str, ...]:
     if len(names) < 2 or names[0] != own:
         return (symbol,)
     return tuple(f"{parent}.{name}" if parent else name for name in names)
+
+
+@lru_cache(maxsize=16384)
+def _symbol_stems(symbol: str) -> frozenset[str]:
+    """Every stemmed word of a dotted name."""
+    return frozenset(w for part in _parts_stems(symbol) for w in part)
 
 
 @lru_cache(maxsize=16384)

@@ -209,11 +209,13 @@ class Fts5TextIndex:
         return marked_spans(rows)
 
     def title_highlights(self, query: TextQuery, chunk_ids: Sequence[int]) -> dict[int, list[str]]:
-        """Looked up by id (FTS5 seeks each), like `snippets`."""
+        """The MATCH runs once, then keeps these ids (`+rowid`): seeking each id instead, as
+        `snippets` does for the few hits shown, runs the MATCH once per id (ten times the cost
+        for a hundred ids)."""
         if not query.phrases or not chunk_ids:
             return {}
         rows = self.db.execute(
-            f"{TITLE_HIGHLIGHTS} AND rowid IN (SELECT value FROM json_each(?))",
+            f"{TITLE_HIGHLIGHTS} AND +rowid IN (SELECT value FROM json_each(?))",
             (render(titles_only(query)), json.dumps(list(chunk_ids))),
         )
         return {int(chunk_id): MARKED.findall(title or "") for chunk_id, title in rows}
