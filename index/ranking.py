@@ -184,8 +184,8 @@ def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
       exactly: every part's words count in full, and the whole name once more (a phrase's IDF),
       so the declaration named outranks one whose name only has the same words."""
     parts = _parts_stems(symbol)
-    if not parts or named.stems.isdisjoint(_symbol_stems(symbol)):
-        return 0.0  # most candidates: none of the query's words in the name
+    if not parts or named.stems.isdisjoint(_declared_stems((symbol,))):
+        return 0.0
     own = spelled(parts[-1], named.words)
     outer = set().union(*(spelled(part, named.words) for part in parts[:-1])) - own
     exact = next((n for name, n in named.dotted if _ends_alike(name, parts)), None)
@@ -224,9 +224,9 @@ def declared(symbol: str, title: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16384)
-def _symbol_stems(symbol: str) -> frozenset[str]:
-    """Every stemmed word of a dotted name."""
-    return frozenset(w for part in _parts_stems(symbol) for w in part)
+def _declared_stems(names: tuple[str, ...]) -> frozenset[str]:
+    """Every stemmed word of these dotted names."""
+    return frozenset(w for name in names for part in _parts_stems(name) for w in part)
 
 
 @lru_cache(maxsize=16384)
@@ -314,8 +314,10 @@ def score(
         field += headings.get(chunk_id, 0.0)
         named = 0.0
         if planned and page.symbol:
-            named = max(declared_score(planned, names, name)
-                        for name in declared(page.symbol, page.title))  # fmt: skip
+            # Most candidates: none of the query's words in any name the slice declares.
+            each = declared(page.symbol, page.title)
+            if not names.stems.isdisjoint(_declared_stems(each)):
+                named = max(declared_score(planned, names, name) for name in each)
         ranking = Ranking(stage_name, stage_score, field, FIELD_WEIGHT,
                           prior.name if prior else None, prior_weight, lifted,
                           named or None)  # fmt: skip
