@@ -5,6 +5,8 @@ so it fails when the principle is taken out."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from index.ranking import file_words
 from index.search import SearchOptions, search
@@ -199,3 +201,23 @@ def test_a_heading_counts_by_the_share_of_the_querys_information_it_names(tmp_pa
     assert alone.ranking.field_score == pytest.approx(retries)  # the whole query: in full
     share = retries / (retries + attempts)
     assert both.ranking.field_score == pytest.approx(retries * share)
+
+
+@given(st.text(max_size=60))
+def test_any_query_gives_dotted_names_it_writes_whose_parts_are_not_numbers(query):
+    from index.lexical import dotted_names
+
+    for name in dotted_names(query):
+        assert name in query.lower()
+        parts = name.split(".")
+        assert len(parts) >= 2 and all(p and not p[0].isdigit() for p in parts)
+
+
+NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+
+
+@given(st.lists(NAME, min_size=1, max_size=3).map(".".join), st.text(max_size=40))
+def test_a_slice_always_declares_its_own_symbol_first(symbol, title):
+    from index.ranking import declared
+
+    assert declared(symbol, title)[0] == symbol
