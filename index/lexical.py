@@ -15,6 +15,10 @@ asks for them as a phrase (`bluegreen` -> "blue green", which also matches `blue
 two neighbouring query words whose joined form is indexed ask for it (`blue green` ->
 `bluegreen`).
 
+A dotted name (`httpx.Client.stream`, `os.path`) is asked as its words and, besides them, as
+the whole, a phrase: the slice that writes the name out ranks above one that has its words
+apart, and the page stage can tell the declaration it names (index.ranking).
+
 A question's everyday phrasing also asks for the words docs use for its idea (`takes too long`
 -> timeout), and a word the index lacks for its indexed synonyms (index.phrasing); those added
 words are a guess at the topic, so they count only in a slice's title, section or symbol.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -57,6 +62,8 @@ _PART_MIN = 4  # nor into a part shorter than this
 # they are anyway.
 _COMPOUND_MAX = 64
 _JOINED_MIN = 2  # chunks that must hold two words written together to count as a spelling
+# A dotted name: parts that each start with a letter or `_`, so `0.28.1` is a version, not one.
+_DOTTED = re.compile(r"(?<![\w.])[^\W\d]\w*(?:\.[^\W\d]\w*)+")
 
 
 _stem_lock = threading.Lock()
@@ -156,6 +163,11 @@ class Vocabulary:
         return {t: self._docs[t] for t in terms}
 
 
+def dotted_names(query: str) -> list[str]:
+    """The dotted names a query writes (`httpx.Client.stream`), lowercased, in order, once."""
+    return list(dict.fromkeys(name.lower() for name in _DOTTED.findall(query)))
+
+
 def _document_frequency(vocabulary: Vocabulary, word: str) -> int | None:
     if not word.isalnum():
         return None  # several tokens (`aws_eks_cluster`): a phrase, never dropped
@@ -214,7 +226,8 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     if vocabulary is None:
         vocabulary = Vocabulary(db)
     vocabulary.refresh()
-    phrases = [p for p in quoted_phrases(query) if p not in words]
+    # A quoted phrase and a dotted name are each asked whole (as well as by their words).
+    phrases = [p for p in [*quoted_phrases(query), *dotted_names(query)] if p not in words]
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})

@@ -105,7 +105,9 @@ class Ranking:
 
     stage: str  # what `slice_score` is: bm25 (lexical), rrf (hybrid), cosine (vector)
     slice_score: float = field(metadata=_FIGURE)
-    field_score: float = field(metadata=_FIGURE)  # BM25 of the query over the page's title+path
+    # The query's words found in the page's title and path, and in a section's own heading
+    # (index.ranking): their IDFs, as BM25F counts a field.
+    field_score: float = field(metadata=_FIGURE)
     field_weight: float
     prior: str | None = field(default=None, metadata=_OPTIONAL)  # the kind of page its path is
     prior_weight: float = 1.0  # the prior's factor; 1.0 with none, or when the query asks

@@ -160,11 +160,9 @@ def ranking_text(ranking: Ranking) -> str:
     if ranking.prior:
         state = "lifted: the query asks for it" if ranking.asked else f"x{ranking.prior_weight}"
         prior = f"prior {ranking.prior} ({state})"
-    fields = f"title/path {ranking.field_score:.4f}"
+    fields = f"title/path/heading {ranking.field_score:.4f}"
     if ranking.name_score:
-        fields = (
-            f"(title/path {ranking.field_score:.4f} + declares the name {ranking.name_score:.4f})"
-        )
+        fields = f"({fields} + declares the name {ranking.name_score:.4f})"
     return (
         f"explain: ({ranking.stage} {ranking.slice_score:.4f} + {ranking.field_weight:g} x "
         f"{fields}) x {prior}, then x the corpus weight"
