@@ -8,8 +8,8 @@ string, and no string holds a credential:
   `git@github.com:encode/httpx.git`, a `.git` suffix, a trailing slash and the `encode/httpx`
   shorthand are all one; a local repository (path or `file://`) by its absolute path;
 - a folder by its absolute path (`root /src/handbook`);
-  two local paths are one source when their folders have one name (`same_source`): a checkout
-  moves between CI runners (`/builds/<runner>/<n>/group/project`) and is still that project;
+  the index takes two local paths whose folders have one name for one source
+  (`index.corpus_source.same_source`): a checkout moves between CI runners;
 - a site by its seed's host and path (`url docs.example.com/guide`), scheme and query dropped.
 
 The ref, subdirectory, scope and flatten settings are not part of it: they shape a snapshot of
@@ -39,18 +39,6 @@ def corpus_source(kind: str, value: str) -> str:
     if kind == "url":
         return f"url {_host_and_path(strip_credentials(value.strip()))}"
     raise ValueError(f"not a source kind: {kind!r} (one of {', '.join(SOURCE_KINDS)})")
-
-
-def same_source(stored: str, source: str) -> bool:
-    """Whether a corpus that records `stored` is a snapshot of `source`: the same string, or two
-    absolute local paths (a folder, a local repository) whose last folders share a name."""
-    if stored == source:
-        return True
-    kind, _, path = stored.partition(" ")
-    other_kind, _, other_path = source.partition(" ")
-    if kind != other_kind or not (Path(path).is_absolute() and Path(other_path).is_absolute()):
-        return False
-    return Path(path).name == Path(other_path).name
 
 
 def _repo(value: str) -> str:

@@ -9,9 +9,9 @@ that named no source) has none: the next load that names one adopts it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from flatten.corpus_sources import same_source
 from flatten.errors import UsageError
 from flatten.userinfo import strip_credentials
 
@@ -41,6 +41,18 @@ def stored_source(db: Any, corpus: str) -> str | None:
     """The source a corpus records (None: no such corpus, or none recorded yet)."""
     row = db.execute("SELECT source FROM corpora WHERE name = ?", (corpus,)).fetchone()
     return None if row is None else row[0]
+
+
+def same_source(stored: str, source: str) -> bool:
+    """Whether a corpus that records `stored` is a snapshot of `source`: the same string, or two
+    absolute local paths (a folder, a local repository) whose last folders share a name."""
+    if stored == source:
+        return True
+    kind, _, path = stored.partition(" ")
+    other_kind, _, other_path = source.partition(" ")
+    if kind != other_kind or not (Path(path).is_absolute() and Path(other_path).is_absolute()):
+        return False
+    return Path(path).name == Path(other_path).name
 
 
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:
