@@ -1,8 +1,8 @@
 """The fast paths give exactly what the plain code they replace gives (output is byte-identical).
 
-Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, C-level sums for
-slice sizes, the markdown indentation count, ASCII heading slugs) is checked against the
-straightforward computation on open-ended input.
+Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, running totals for
+slice sizes, a regex over flag bytes for blank-line blocks, the markdown indentation count,
+ASCII heading slugs) is checked against the straightforward computation on open-ended input.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from flatten.record import json_line
 from flatten.secrets import _FOLDED, _PLAIN
+from slicers.base import is_blank
 from slicers.markdown import _indent
 from slicers.slug import _kept, github_slug
-from slicers.windows import _size
+from slicers.windows import _blocks, _Sizes
 
 _scalars = (
     st.none()
@@ -90,9 +91,51 @@ def test_needle_set_reads_text_with_a_lone_surrogate() -> None:
 
 
 @given(st.lists(st.text(max_size=5), max_size=10), st.integers(-3, 12), st.integers(-3, 12))
-def test_window_size_counts_each_line_and_its_newline(lines: list[str], a: int, b: int) -> None:
+def test_window_sizes_count_each_line_and_its_newline(lines: list[str], a: int, b: int) -> None:
     start, end = max(a, 0), max(min(b, len(lines)), 0)
-    assert _size(lines, start, end) == sum(len(lines[i]) + 1 for i in range(start, end))
+    size = _Sizes(lines, 0, len(lines))
+    assert size(start, end) == sum(len(lines[i]) + 1 for i in range(start, end))
+
+
+def _plain_blocks(
+    lines: list[str], start: int, end: int, protected: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Runs of lines split at blank lines, a protected range jumped over whole: line by line."""
+    guard = {}
+    for p_start, p_end in protected:
+        if p_end > start and p_start < end and p_start < p_end:
+            guard[max(p_start, start)] = min(p_end, end)
+    blocks, block_start, i = [], None, start
+    while i < end:
+        if i in guard:
+            block_start = i if block_start is None else block_start
+            i = guard[i]
+            continue
+        if is_blank(lines[i]):
+            if block_start is not None:
+                blocks.append((block_start, i))
+                block_start = None
+        elif block_start is None:
+            block_start = i
+        i += 1
+    if block_start is not None:
+        blocks.append((block_start, end))
+    return blocks
+
+
+_window_lines = st.lists(
+    st.sampled_from(["", " ", "\t", "\u3000", "\x0c", "\r", "\x85", "a", "word " * 9, "x" * 70])
+    | st.text(max_size=12),
+    max_size=60,
+)
+_ranges = st.lists(st.tuples(st.integers(-2, 62), st.integers(-2, 62)), max_size=6)
+
+
+@settings(max_examples=400)
+@given(_window_lines, _ranges, st.integers(0, 62), st.integers(0, 62))
+def test_blocks_are_the_runs_a_line_by_line_scan_finds(lines, protected, a, b) -> None:
+    start, end = min(a, len(lines)), min(max(a, b), len(lines))
+    assert _blocks(lines, start, end, protected) == _plain_blocks(lines, start, end, protected)
 
 
 @given(st.text(alphabet=" \t\u00a0\u3000x#", max_size=12))
