@@ -9,8 +9,9 @@ content is lost, line ranges stay true, and no window is over the budget.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import NamedTuple
 
 from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
@@ -68,17 +69,23 @@ def _blocks(
 
 
 class _Sizes:
-    """Characters in lines [a, b), each with its newline, in constant time: running totals of
-    the line lengths of one range."""
+    """Sizes of runs of lines in one range, each line with its newline: in constant time from
+    running totals, and the longest run that fits a budget by bisecting them."""
 
     def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
         self.start = start
-        self.totals = list(accumulate(map(len, lines[start:end]), initial=0))
+        self.totals = list(accumulate(map((1).__add__, map(len, lines[start:end])), initial=0))
 
     def __call__(self, a: int, b: int) -> int:
-        if b <= a:
-            return 0
-        return self.totals[b - self.start] - self.totals[a - self.start] + b - a
+        """Characters in lines [a, b)."""
+        return self.totals[b - self.start] - self.totals[a - self.start] if b > a else 0
+
+    def fill(self, a: int, b: int, budget: int) -> int:
+        """The end of the longest run of lines from `a` (and before `b`) within `budget`; at
+        least one line."""
+        first = a - self.start
+        fits = bisect_right(self.totals, self.totals[first] + budget, first + 1, b - self.start + 1)
+        return max(fits - 1 + self.start, a + 1)
 
 
 def pack_windows(
@@ -102,22 +109,20 @@ def pack_windows(
             pieces.append(Window(b_start, b_end))
             continue
         # One block over budget: cut it between lines, and inside any line over budget.
+        long_lines = compress(
+            range(b_start, b_end), map(max_chars.__lt__, map(len, lines[b_start:b_end]))
+        )
         cut = b_start
-        used = 0
-        for i in range(b_start, b_end):
-            if len(lines[i]) > max_chars:
-                if cut < i:
-                    pieces.append(Window(cut, i))
-                pieces.extend(Window(i, i + 1, cols) for cols in cut_line(lines[i], max_chars))
-                cut, used = i + 1, 0
-                continue
-            width = len(lines[i]) + 1
-            if used and used + width > max_chars:
-                pieces.append(Window(cut, i))
-                cut, used = i, 0
-            used += width
-        if cut < b_end:
-            pieces.append(Window(cut, b_end))
+        for stop in (*long_lines, b_end):
+            while cut < stop:
+                fits = size.fill(cut, stop, max_chars)
+                pieces.append(Window(cut, fits))
+                cut = fits
+            if stop < b_end:
+                pieces.extend(
+                    Window(stop, stop + 1, cols) for cols in cut_line(lines[stop], max_chars)
+                )
+                cut = stop + 1
 
     windows: list[Window] = []
     w_start = start

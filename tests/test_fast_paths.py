@@ -20,7 +20,7 @@ from flatten.secrets import _FOLDED, _PLAIN
 from slicers.base import is_blank
 from slicers.markdown import _indent
 from slicers.slug import _kept, github_slug
-from slicers.windows import _blocks, _Sizes
+from slicers.windows import Window, _blocks, _Sizes, cut_line, pack_windows
 
 _scalars = (
     st.none()
@@ -149,3 +149,63 @@ def test_markdown_indent_counts_columns_as_commonmark_does(line: str) -> None:
 def test_github_slug_keeps_the_characters_github_slugger_keeps(text: str) -> None:
     expected = "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
     assert github_slug(text) == expected
+
+
+def _plain_pack(lines, start, end, max_chars, protected):
+    """`pack_windows` as it was written first: line by line, each size summed again."""
+
+    def size(a, b):
+        return sum(len(line) + 1 for line in lines[a:b]) if b > a else 0
+
+    if size(start, end) <= max_chars:
+        return [Window(start, end)]
+    pieces = []
+    for b_start, b_end in _plain_blocks(lines, start, end, protected):
+        if size(b_start, b_end) <= max_chars:
+            pieces.append(Window(b_start, b_end))
+            continue
+        cut = b_start
+        used = 0
+        for i in range(b_start, b_end):
+            if len(lines[i]) > max_chars:
+                if cut < i:
+                    pieces.append(Window(cut, i))
+                pieces.extend(Window(i, i + 1, cols) for cols in cut_line(lines[i], max_chars))
+                cut, used = i + 1, 0
+                continue
+            width = len(lines[i]) + 1
+            if used and used + width > max_chars:
+                pieces.append(Window(cut, i))
+                cut, used = i, 0
+            used += width
+        if cut < b_end:
+            pieces.append(Window(cut, b_end))
+    windows = []
+    w_start, used, gap_start = start, 0, start
+    for piece in pieces:
+        if piece.cols is not None:
+            if used:
+                windows.append(Window(w_start, piece.start))
+            windows.append(piece)
+            w_start, used, gap_start = piece.end, 0, piece.end
+            continue
+        width = size(gap_start, piece.end)
+        if used and used + width > max_chars:
+            windows.append(Window(w_start, piece.start))
+            w_start, used = piece.start, 0
+            width = size(piece.start, piece.end)
+        used += width
+        gap_start = piece.end
+    if used or not windows:
+        windows.append(Window(w_start, end))
+    return windows
+
+
+@settings(max_examples=500)
+@given(_window_lines, _ranges, st.integers(0, 62), st.integers(0, 62), st.integers(1, 200))
+def test_windows_are_the_windows_a_line_by_line_packing_gives(
+    lines, protected, a, b, max_chars
+) -> None:
+    start, end = min(a, len(lines)), min(max(a, b), len(lines))
+    expected = _plain_pack(lines, start, end, max_chars, protected)
+    assert pack_windows(lines, start, end, max_chars, protected) == expected
