@@ -16,7 +16,7 @@ import typer
 
 from flatten._version import __version__
 from flatten.cli import config, flatten, load, mcp, pack, query
-from flatten.cli.help import Command, command_class
+from flatten.cli.help import Command, Group, command_class
 from flatten.cli.output import error_lines
 from flatten.errors import FlattenError
 
@@ -24,6 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(
     name="docs-flatten",
+    cls=Group,
     help="Turn documentation and code into a searchable, citable corpus of JSONL records, "
     "and search it from a local index.",
     no_args_is_help=True,

@@ -3,14 +3,17 @@ hidden spellings kept for options that were renamed.
 
 Typer's rich help prints a type beside every parameter: `<bool>` beside a flag (which takes no
 value) and `<list[str]>` beside a list argument. Here a flag shows no type, and a list argument
-its element type followed by `...`.
+its element type followed by `...`. Values are coerced by `flatten.cli.coerce` where that
+can be done without pydantic.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, get_args
 
-from typer.core import TyperArgument, TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+from flatten.cli.coerce import use_plain_coercion
 
 
 class ListArgument(TyperArgument):
@@ -34,12 +37,22 @@ class Command(TyperCommand):
                 # typer builds its own argument objects (no class hook): re-class them, the
                 # state is the same, only `display_type` differs.
                 param.__class__ = ListArgument
+        use_plain_coercion(params)  # no pydantic for values plainly valid
         return params
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if self.aliases:
             args = [_respell(arg, self.aliases) for arg in args]
         return super().parse_args(ctx, args)
+
+
+class Group(TyperGroup):
+    """The app itself: typer's group, its options coerced as the commands' are."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        use_plain_coercion(params)
+        return params
 
 
 def _respell(arg: str, aliases: dict[str, str]) -> str:
