@@ -202,14 +202,17 @@ def test_plain_coercion_takes_and_refuses_exactly_what_typers_own_does(which, va
         assert isinstance(plain, PlainRuntimeParam)
 
 
-def test_a_command_starts_without_pydantic(tmp_path):
-    """Typer would import pydantic to coerce the options' defaults: a quarter of a small run."""
+def test_a_command_starts_without_pydantic_and_flatten_without_the_index(tmp_path):
+    """Typer would import pydantic to coerce the options' defaults (a quarter of a small run),
+    and every command's module would come in at start-up (a flatten needs none of the index's)."""
     (tmp_path / "a.md").write_text("# A\n\ntext\n")
     check = (
         "import sys\n"
         "from flatten.cli.app import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "assert 'pydantic' not in sys.modules, 'pydantic was imported'\n"
+        "index = sorted(m for m in sys.modules if m.split('.')[0] == 'index')\n"
+        "assert not (sys.argv[1:2] == ['flatten'] and index), index\n"
     )
     for args in (
         ["--help"],
