@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from flatten._version import __version__
-from flatten.cli.help import Command, Group, command_class
+from flatten.cli.coerce import use_plain_coercion
+from flatten.cli.help import Command, command_class
 from flatten.errors import FlattenError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,13 +76,21 @@ class _Commands(Mapping[str, Any]):
         return len(self._specs)
 
 
-class _App(Group):
+class _App(TyperGroup):
+    """The app itself: typer's group with its commands built on demand, and its options
+    coerced as the commands' are (`flatten.cli.coerce`)."""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.commands = _Commands()  # type: ignore[assignment]
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)  # the names alone: typer's would build every command
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        use_plain_coercion(params)
+        return params
 
 
 app = typer.Typer(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, get_args
 
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from flatten.cli.coerce import use_plain_coercion
 
@@ -44,15 +44,6 @@ class Command(TyperCommand):
         if self.aliases:
             args = [_respell(arg, self.aliases) for arg in args]
         return super().parse_args(ctx, args)
-
-
-class Group(TyperGroup):
-    """The app itself: typer's group, its options coerced as the commands' are."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        use_plain_coercion(params)
-        return params
 
 
 def _respell(arg: str, aliases: dict[str, str]) -> str:
