@@ -8,10 +8,13 @@ content is lost, line ranges stay true, and no window is over the budget.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate, compress
 from typing import NamedTuple
 
-from slicers.base import LineSpan, Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
+from slicers.base import LineSpan, Sliced, SliceOptions, spans_to_slices, split_lines
 
 
 class Window(NamedTuple):
@@ -41,40 +44,48 @@ def cut_line(line: str, max_chars: int) -> list[tuple[int, int]]:
     return cuts
 
 
+_SOLID_RUN = re.compile(rb"\x01+")
+
+
 def _blocks(
     lines: Sequence[str], start: int, end: int, protected: Sequence[tuple[int, int]]
 ) -> list[tuple[int, int]]:
-    """Half-open runs of lines in [start, end) separated by blank lines outside protected ranges."""
-    guard = {}
+    """Half-open runs of lines in [start, end) separated by blank lines outside protected ranges.
+
+    One flag byte per line (1: non-blank or protected) and a regex over the flags find the runs
+    at C speed: a loop over lines in Python was the slicers' largest cost on plain-text trees.
+    """
+    solid = bytearray(map(bool, map(str.strip, lines[start:end])))
+    guard: dict[int, int] = {}
     for p_start, p_end in protected:
-        if p_end > start and p_start < end:
+        if p_end > start and p_start < end and p_start < p_end:
             guard[max(p_start, start)] = min(p_end, end)
-    blocks: list[tuple[int, int]] = []
-    i = start
-    block_start: int | None = None
-    while i < end:
-        if i in guard:
-            if block_start is None:
-                block_start = i
-            i = guard[i]
-            continue
-        if is_blank(lines[i]):
-            if block_start is not None:
-                blocks.append((block_start, i))
-                block_start = None
-        elif block_start is None:
-            block_start = i
-        i += 1
-    if block_start is not None:
-        blocks.append((block_start, end))
-    return blocks
+    reach = start  # a protected range starting inside an earlier one is not one of its own
+    for g_start in sorted(guard):
+        if g_start >= reach:
+            reach = guard[g_start]
+            solid[g_start - start : reach - start] = b"\x01" * (reach - g_start)
+    return [(start + m.start(), start + m.end()) for m in _SOLID_RUN.finditer(solid)]
 
 
-def _size(lines: Sequence[str], start: int, end: int) -> int:
-    """Characters in lines [start, end), each with its newline."""
-    if end <= start:
-        return 0
-    return sum(map(len, lines[start:end])) + end - start
+class _Sizes:
+    """Sizes of runs of lines in one range, each line with its newline: in constant time from
+    running totals, and the longest run that fits a budget by bisecting them."""
+
+    def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
+        self.start = start
+        self.totals = list(accumulate(map((1).__add__, map(len, lines[start:end])), initial=0))
+
+    def __call__(self, a: int, b: int) -> int:
+        """Characters in lines [a, b)."""
+        return self.totals[b - self.start] - self.totals[a - self.start] if b > a else 0
+
+    def fill(self, a: int, b: int, budget: int) -> int:
+        """The end of the longest run of lines from `a` (and before `b`) within `budget`; at
+        least one line."""
+        first = a - self.start
+        fits = bisect_right(self.totals, self.totals[first] + budget, first + 1, b - self.start + 1)
+        return max(fits - 1 + self.start, a + 1)
 
 
 def pack_windows(
@@ -89,30 +100,29 @@ def pack_windows(
     Every non-blank line belongs to exactly one line window, or is cut into character windows
     when it alone is over the budget. Blank lines between blocks go to the window before.
     """
-    if _size(lines, start, end) <= max_chars:
+    size = _Sizes(lines, start, end)
+    if size(start, end) <= max_chars:
         return [Window(start, end)]
     pieces: list[Window] = []
     for b_start, b_end in _blocks(lines, start, end, protected):
-        if _size(lines, b_start, b_end) <= max_chars:
+        if size(b_start, b_end) <= max_chars:
             pieces.append(Window(b_start, b_end))
             continue
         # One block over budget: cut it between lines, and inside any line over budget.
+        long_lines = compress(
+            range(b_start, b_end), map(max_chars.__lt__, map(len, lines[b_start:b_end]))
+        )
         cut = b_start
-        used = 0
-        for i in range(b_start, b_end):
-            if len(lines[i]) > max_chars:
-                if cut < i:
-                    pieces.append(Window(cut, i))
-                pieces.extend(Window(i, i + 1, cols) for cols in cut_line(lines[i], max_chars))
-                cut, used = i + 1, 0
-                continue
-            width = len(lines[i]) + 1
-            if used and used + width > max_chars:
-                pieces.append(Window(cut, i))
-                cut, used = i, 0
-            used += width
-        if cut < b_end:
-            pieces.append(Window(cut, b_end))
+        for stop in (*long_lines, b_end):
+            while cut < stop:
+                fits = size.fill(cut, stop, max_chars)
+                pieces.append(Window(cut, fits))
+                cut = fits
+            if stop < b_end:
+                pieces.extend(
+                    Window(stop, stop + 1, cols) for cols in cut_line(lines[stop], max_chars)
+                )
+                cut = stop + 1
 
     windows: list[Window] = []
     w_start = start
@@ -125,12 +135,12 @@ def pack_windows(
             windows.append(piece)
             w_start, used, gap_start = piece.end, 0, piece.end
             continue
-        width = _size(lines, gap_start, piece.end)
+        width = size(gap_start, piece.end)
         if used and used + width > max_chars:
             # The blank lines before the piece end the window before (make_slice trims them).
             windows.append(Window(w_start, piece.start))
             w_start, used = piece.start, 0
-            width = _size(lines, piece.start, piece.end)
+            width = size(piece.start, piece.end)
         used += width
         gap_start = piece.end
     if used or not windows:

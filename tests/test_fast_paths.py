@@ -1,8 +1,8 @@
 """The fast paths give exactly what the plain code they replace gives (output is byte-identical).
 
-Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, C-level sums for
-slice sizes, the markdown indentation count, ASCII heading slugs) is checked against the
-straightforward computation on open-ended input.
+Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, running totals for
+slice sizes, a regex over flag bytes for blank-line blocks, the markdown indentation count,
+ASCII heading slugs) is checked against the straightforward computation on open-ended input.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from flatten.record import json_line
 from flatten.secrets import _FOLDED, _PLAIN
+from slicers.base import is_blank
 from slicers.markdown import _indent
 from slicers.slug import _kept, github_slug
-from slicers.windows import _size
+from slicers.windows import Window, _blocks, _Sizes, cut_line, pack_windows
 
 _scalars = (
     st.none()
@@ -90,9 +91,51 @@ def test_needle_set_reads_text_with_a_lone_surrogate() -> None:
 
 
 @given(st.lists(st.text(max_size=5), max_size=10), st.integers(-3, 12), st.integers(-3, 12))
-def test_window_size_counts_each_line_and_its_newline(lines: list[str], a: int, b: int) -> None:
+def test_window_sizes_count_each_line_and_its_newline(lines: list[str], a: int, b: int) -> None:
     start, end = max(a, 0), max(min(b, len(lines)), 0)
-    assert _size(lines, start, end) == sum(len(lines[i]) + 1 for i in range(start, end))
+    size = _Sizes(lines, 0, len(lines))
+    assert size(start, end) == sum(len(lines[i]) + 1 for i in range(start, end))
+
+
+def _plain_blocks(
+    lines: list[str], start: int, end: int, protected: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Runs of lines split at blank lines, a protected range jumped over whole: line by line."""
+    guard = {}
+    for p_start, p_end in protected:
+        if p_end > start and p_start < end and p_start < p_end:
+            guard[max(p_start, start)] = min(p_end, end)
+    blocks, block_start, i = [], None, start
+    while i < end:
+        if i in guard:
+            block_start = i if block_start is None else block_start
+            i = guard[i]
+            continue
+        if is_blank(lines[i]):
+            if block_start is not None:
+                blocks.append((block_start, i))
+                block_start = None
+        elif block_start is None:
+            block_start = i
+        i += 1
+    if block_start is not None:
+        blocks.append((block_start, end))
+    return blocks
+
+
+_window_lines = st.lists(
+    st.sampled_from(["", " ", "\t", "\u3000", "\x0c", "\r", "\x85", "a", "word " * 9, "x" * 70])
+    | st.text(max_size=12),
+    max_size=60,
+)
+_ranges = st.lists(st.tuples(st.integers(-2, 62), st.integers(-2, 62)), max_size=6)
+
+
+@settings(max_examples=400)
+@given(_window_lines, _ranges, st.integers(0, 62), st.integers(0, 62))
+def test_blocks_are_the_runs_a_line_by_line_scan_finds(lines, protected, a, b) -> None:
+    start, end = min(a, len(lines)), min(max(a, b), len(lines))
+    assert _blocks(lines, start, end, protected) == _plain_blocks(lines, start, end, protected)
 
 
 @given(st.text(alphabet=" \t\u00a0\u3000x#", max_size=12))
@@ -106,3 +149,63 @@ def test_markdown_indent_counts_columns_as_commonmark_does(line: str) -> None:
 def test_github_slug_keeps_the_characters_github_slugger_keeps(text: str) -> None:
     expected = "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
     assert github_slug(text) == expected
+
+
+def _plain_pack(lines, start, end, max_chars, protected):
+    """`pack_windows` as it was written first: line by line, each size summed again."""
+
+    def size(a, b):
+        return sum(len(line) + 1 for line in lines[a:b]) if b > a else 0
+
+    if size(start, end) <= max_chars:
+        return [Window(start, end)]
+    pieces = []
+    for b_start, b_end in _plain_blocks(lines, start, end, protected):
+        if size(b_start, b_end) <= max_chars:
+            pieces.append(Window(b_start, b_end))
+            continue
+        cut = b_start
+        used = 0
+        for i in range(b_start, b_end):
+            if len(lines[i]) > max_chars:
+                if cut < i:
+                    pieces.append(Window(cut, i))
+                pieces.extend(Window(i, i + 1, cols) for cols in cut_line(lines[i], max_chars))
+                cut, used = i + 1, 0
+                continue
+            width = len(lines[i]) + 1
+            if used and used + width > max_chars:
+                pieces.append(Window(cut, i))
+                cut, used = i, 0
+            used += width
+        if cut < b_end:
+            pieces.append(Window(cut, b_end))
+    windows = []
+    w_start, used, gap_start = start, 0, start
+    for piece in pieces:
+        if piece.cols is not None:
+            if used:
+                windows.append(Window(w_start, piece.start))
+            windows.append(piece)
+            w_start, used, gap_start = piece.end, 0, piece.end
+            continue
+        width = size(gap_start, piece.end)
+        if used and used + width > max_chars:
+            windows.append(Window(w_start, piece.start))
+            w_start, used = piece.start, 0
+            width = size(piece.start, piece.end)
+        used += width
+        gap_start = piece.end
+    if used or not windows:
+        windows.append(Window(w_start, end))
+    return windows
+
+
+@settings(max_examples=500)
+@given(_window_lines, _ranges, st.integers(0, 62), st.integers(0, 62), st.integers(1, 200))
+def test_windows_are_the_windows_a_line_by_line_packing_gives(
+    lines, protected, a, b, max_chars
+) -> None:
+    start, end = min(a, len(lines)), min(max(a, b), len(lines))
+    expected = _plain_pack(lines, start, end, max_chars, protected)
+    assert pack_windows(lines, start, end, max_chars, protected) == expected

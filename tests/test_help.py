@@ -12,8 +12,12 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
+from typing import Any
 
 import typer
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer._click.exceptions import ClickException
 
 from flatten.cli.app import COMMANDS, app
 from tests.conftest import PROJECT
@@ -147,6 +151,78 @@ def test_card_and_stats_take_a_corpus(tmp_path):
     assert "corpus `docs`" not in card.stdout and "install.md" not in card.stdout
     both = run_cli("card", "--store", store).stdout
     assert "corpus `docs`" in both and "corpus `other`" in both
+
+
+def _typed_params() -> list[tuple[str, Any, Any]]:
+    """(command, its click context, parameter) for every typed parameter of the app."""
+    group = typer.main.get_command(app)
+    found = [("", group.make_context("docs-flatten", [], resilient_parsing=True), p)
+             for p in group.get_params(group.make_context("docs-flatten", [],
+                                                          resilient_parsing=True))]  # fmt: skip
+    for name, command in sorted(group.commands.items()):
+        ctx = command.make_context(name, [], resilient_parsing=True)
+        found += [(name, ctx, param) for param in command.get_params(ctx)]
+    return [(name, ctx, p) for name, ctx, p in found if hasattr(p, "type_descriptor")]
+
+
+_PARAMS = _typed_params()
+_CLI_VALUES = (
+    st.sampled_from(["", "0", "1", "-1", "007", "1.5", "-0.5", ".5", "1e3", " 2", "2 ", "1_000",
+                     "nan", "inf", "true", "md", "jsonl", "auto", "docs", "DOCS", "-", ".",
+                     "a/b/", "\udcff", "9" * 25])
+    | st.text(max_size=12)
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.booleans()
+)  # fmt: skip
+
+
+def _outcome(coerce: Any, value: Any, param: Any, ctx: Any) -> tuple[str, str]:
+    try:
+        got = coerce._coerce_value(value, param=param, ctx=ctx)
+    except ClickException as exc:
+        return ("refused", f"{type(exc).__name__}: {exc.format_message()}")
+    return ("taken", f"{type(got).__name__}: {got!r}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(_PARAMS))), _CLI_VALUES | st.lists(_CLI_VALUES, max_size=3))
+def test_plain_coercion_takes_and_refuses_exactly_what_typers_own_does(which, value):
+    """Every parameter the app declares, coerced without pydantic, gives what typer's pydantic
+    coercion gives: the same value of the same type, or the same refusal, word for word."""
+    from typer._coercion import build_runtime_param
+
+    from flatten.cli.coerce import PlainRuntimeParam
+
+    _name, ctx, param = _PARAMS[which]
+    plain = param.get_runtime_param()
+    own = build_runtime_param(param.type_descriptor)
+    assert _outcome(plain, value, param, ctx) == _outcome(own, value, param, ctx)
+    if param.type_descriptor.annotation is not bool:  # typer coerces no flag
+        assert isinstance(plain, PlainRuntimeParam)
+
+
+def test_a_command_starts_without_pydantic_and_flatten_without_the_index(tmp_path):
+    """Typer would import pydantic to coerce the options' defaults (a quarter of a small run),
+    and every command's module would come in at start-up (a flatten needs none of the index's)."""
+    (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    check = (
+        "import sys\n"
+        "from flatten.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'pydantic' not in sys.modules, 'pydantic was imported'\n"
+        "index = sorted(m for m in sys.modules if m.split('.')[0] == 'index')\n"
+        "assert not (sys.argv[1:2] == ['flatten'] and index), index\n"
+    )
+    for args in (
+        ["--help"],
+        ["flatten", "--help"],
+        ["search", "--help"],
+        ["flatten", "--root", str(tmp_path), "-q", "-o", str(tmp_path / "out.jsonl")],
+    ):
+        proc = subprocess.run([sys.executable, "-c", check, *args], capture_output=True,
+                              text=True, timeout=60, cwd=PROJECT)  # fmt: skip
+        assert proc.returncode == 0, (args, proc.stderr)
 
 
 if __name__ == "__main__":

@@ -9,22 +9,94 @@ to do; no traceback reaches the user.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from flatten._version import __version__
-from flatten.cli import config, flatten, load, mcp, pack, query
+from flatten.cli.coerce import use_plain_coercion
 from flatten.cli.help import Command, command_class
-from flatten.cli.output import error_lines
 from flatten.cli.stopping import stop_on_sigterm
 from flatten.errors import FlattenError, interrupted_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# In the order `--help` lists them: name, the command's function ("module:name" in flatten.cli),
+# settings. eval's --k is its old spelling of --top-k.
+COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
+    ("flatten", "flatten:flatten_command", {}),
+    ("pack", "pack:pack_command", {}),
+    ("index", "load:index_command", {}),
+    ("ingest", "load:ingest_command", {}),
+    ("search", "query:search_command", {}),
+    ("eval", "query:eval_command", {"cls": command_class({"--k": "--top-k"})}),
+    ("match", "query:match_command", {"context_settings": {"ignore_unknown_options": True}}),
+    ("words", "query:words_command", {}),
+    ("sources", "query:sources_command", {}),
+    ("show", "query:show_command", {}),
+    ("get", "query:get_command", {}),
+    ("toc", "query:toc_command", {}),
+    ("card", "query:card_command", {}),
+    ("stats", "query:stats_command", {}),
+    ("doctor", "query:doctor_command", {}),
+    ("config", "config:config_command", {}),
+    ("mcp", "mcp:mcp_command", {}),
+]  # fmt: skip
+
+
+class _Commands(Mapping[str, Any]):
+    """The app's commands by name, in `COMMANDS` order, each built when first asked for: a
+    command's module is imported then, so `flatten` never imports the index's modules."""
+
+    def __init__(self) -> None:
+        self._specs = {name: (target, settings) for name, target, settings in COMMANDS}
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            target, settings = self._specs[name]
+            module, _, function = target.partition(":")
+            command = getattr(importlib.import_module(f"flatten.cli.{module}"), function)
+            # A Typer of its own only to record the command as `app.command` would.
+            holder = typer.Typer()
+            holder.command(name, **{"cls": Command, **settings})(reports_errors(command))
+            self._built[name] = typer.main.get_command_from_info(
+                holder.registered_commands[0],
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+class _App(TyperGroup):
+    """The app itself: typer's group with its commands built on demand, and its options
+    coerced as the commands' are (`flatten.cli.coerce`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = _Commands()  # type: ignore[assignment]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names alone: typer's would build every command
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        use_plain_coercion(params)
+        return params
+
+
 app = typer.Typer(
     name="docs-flatten",
+    cls=_App,
     help="Turn documentation and code into a searchable, citable corpus of JSONL records, "
     "and search it from a local index.",
     no_args_is_help=True,
@@ -41,6 +113,8 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except FlattenError as exc:
+            from flatten.cli.output import error_lines  # only on failure: it imports the index's
+
             for line in error_lines(exc):
                 typer.echo(line, err=True)
             raise typer.Exit(exc.exit_code) from None
@@ -60,30 +134,6 @@ def _root(
     if version:
         typer.echo(f"docs-flatten {__version__}")
         raise typer.Exit(0)
-
-
-# In the order `--help` lists them.
-COMMANDS: list[tuple[str, Callable[..., None], dict[str, Any]]] = [
-    ("flatten", flatten.flatten_command, {}),
-    ("pack", pack.pack_command, {}),
-    ("index", load.index_command, {}),
-    ("ingest", load.ingest_command, {}),
-    ("search", query.search_command, {}),
-    ("eval", query.eval_command, {"cls": command_class({"--k": "--top-k"})}),  # --k: its old name
-    ("match", query.match_command, {"context_settings": {"ignore_unknown_options": True}}),
-    ("words", query.words_command, {}),
-    ("sources", query.sources_command, {}),
-    ("show", query.show_command, {}),
-    ("get", query.get_command, {}),
-    ("toc", query.toc_command, {}),
-    ("card", query.card_command, {}),
-    ("stats", query.stats_command, {}),
-    ("doctor", query.doctor_command, {}),
-    ("config", config.config_command, {}),
-    ("mcp", mcp.mcp_command, {}),
-]
-for _name, _command, _settings in COMMANDS:
-    app.command(_name, **{"cls": Command, **_settings})(reports_errors(_command))
 
 
 def main() -> None:

@@ -3,7 +3,8 @@ hidden spellings kept for options that were renamed.
 
 Typer's rich help prints a type beside every parameter: `<bool>` beside a flag (which takes no
 value) and `<list[str]>` beside a list argument. Here a flag shows no type, and a list argument
-its element type followed by `...`.
+its element type followed by `...`. Values are coerced by `flatten.cli.coerce` where that
+can be done without pydantic.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any, ClassVar, get_args
 
 from typer._click.exceptions import UsageError
 from typer.core import TyperArgument, TyperCommand, TyperOption
+
+from flatten.cli.coerce import use_plain_coercion
 
 
 class ListArgument(TyperArgument):
@@ -35,6 +38,7 @@ class Command(TyperCommand):
                 # typer builds its own argument objects (no class hook): re-class them, the
                 # state is the same, only `display_type` differs.
                 param.__class__ = ListArgument
+        use_plain_coercion(params)  # no pydantic for values plainly valid
         return params
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:

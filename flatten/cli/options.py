@@ -224,15 +224,20 @@ def read_config(path: Path | None) -> dict[str, Any]:
     (citations, embeddings): a wrong key fails the command before it does anything, whichever
     sections the command reads."""
     from flatten.secrets import RedactionRules
-    from index.citations import parse_rules
-    from index.vectors.client import EmbeddingConfig
 
     settings = load_config(path)
     RedactionRules.from_config(settings.get("redaction"))
-    parse_rules(settings.get("citations"))
-    # Keys only: base_url and model may come from the flags (checked when embeddings are used).
-    known = EmbeddingConfig.__dataclass_fields__
-    check_keys(config_path(path), "embeddings", settings.get("embeddings") or {}, known)
+    # The index's modules only where their sections are: `flatten` starts without them.
+    if settings.get("citations") is not None:
+        from index.citations import parse_rules
+
+        parse_rules(settings["citations"])
+    if settings.get("embeddings"):
+        from index.vectors.client import EmbeddingConfig
+
+        # Keys only: base_url and model may come from the flags (checked when embeddings are used).
+        known = EmbeddingConfig.__dataclass_fields__
+        check_keys(config_path(path), "embeddings", settings["embeddings"], known)
     return settings
 
 

@@ -71,7 +71,7 @@ def _free_port() -> int:
 
 
 def measure_crawl(
-    work: Path, timed: Callable[[list[str], str], tuple[float, int]]
+    work: Path, timed: Callable[[list[str], str], tuple[float, int, float]]
 ) -> CrawlMeasurement:
     from crawl.extract import extract
 
@@ -120,7 +120,7 @@ def measure_crawl(
             "--report",
             str(report),
         ]
-        seconds, rss_kb = timed(cmd, "crawl")
+        seconds, rss_kb, _cpu = timed(cmd, "crawl")
         pages = json.loads(report.read_text())["crawl"]["pagesFetched"]
     finally:
         server.terminate()

@@ -11,7 +11,8 @@ Two shapes, since the cost of `--kind auto` depends on how much code there is to
   sphinx and docutils (reST and text): ~2,200 files, two thirds of the bytes docs.
 The peer is `files-to-prompt` (plain concatenation of every text file), installed pinned into
 a virtual environment of the bench's own. Commands run alternately, each in a fresh process,
-and the median of the rounds is reported with its spread.
+and the median of the rounds is reported with its spread, in wall seconds and in CPU seconds
+(user + system of the command and its workers: what holds when other work shares the machine).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ PEER = ("files-to-prompt==0.6", "click==8.5.1")  # the peer and its one dependen
 ROUNDS = 3
 _FIXED_DATE = "2025-01-01T00:00:00+00:00"
 
-Timer = Callable[[list[str], str], tuple[float, int]]
+Timer = Callable[[list[str], str], tuple[float, int, float]]  # wall s, peak RSS KiB, CPU s
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,10 @@ def flatten_command(repo: Path, kind: str, out: Path, workers: int = 0) -> list[
 @dataclass
 class Timing:
     name: str
-    median: float
+    median: float  # wall seconds
     low: float
     high: float
+    cpu: float  # CPU seconds (user + system, workers included), median
 
     @property
     def spread(self) -> str:
@@ -150,6 +152,9 @@ class PeerComparison:
 
     def seconds(self, name: str) -> float:
         return next(t.median for t in self.timings if t.name == name)
+
+    def cpu_seconds(self, name: str) -> float:
+        return next(t.cpu for t in self.timings if t.name == name)
 
 
 def compare(
@@ -168,15 +173,19 @@ def compare(
         "auto --workers 2": flatten_command(repo, "auto", out / "auto-2.jsonl", 2),
     }
     samples: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, cmd in commands.items():
-            samples[name].append(timed(cmd, name)[0])
+            seconds, _rss, used = timed(cmd, name)
+            samples[name].append(seconds)
+            cpu[name].append(used)
     listed = (
         subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, check=True)
         .stdout.decode()
         .split("\0")[:-1]
     )
     megabytes = sum((repo / name).stat().st_size for name in listed) / 1e6
-    timings = [Timing(name, statistics.median(s), min(s), max(s)) for name, s in samples.items()]
+    timings = [Timing(name, statistics.median(s), min(s), max(s), statistics.median(cpu[name]))
+               for name, s in samples.items()]  # fmt: skip
     return PeerComparison(bench.title, len(bench.sdists), len(listed), round(megabytes, 1),
                           timings)  # fmt: skip

@@ -74,21 +74,23 @@ _RUNNER = (
     "import resource, subprocess, sys, time\n"
     "t = time.perf_counter()\n"
     "code = subprocess.run(sys.argv[1:]).returncode\n"
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(time.perf_counter() - t, used.ru_maxrss, code, used.ru_utime + used.ru_stime)\n"
 )
 
 
-def timed(cmd: list[str], name: str) -> tuple[float, int]:
-    """Run a command in a fresh process: wall seconds, and the peak RSS (KiB) of its largest
-    process (the command or one of its workers)."""
+def timed(cmd: list[str], name: str) -> tuple[float, int, float]:
+    """Run a command in a fresh process: wall seconds, the peak RSS (KiB) of its largest
+    process (the command or one of its workers), and the CPU seconds (user + system) of the
+    command and its workers, the figure that holds on a machine other work shares."""
     line = subprocess.run(
         [sys.executable, "-c", _RUNNER, *cmd], capture_output=True, text=True, check=True,
         cwd=PROJECT,
     ).stdout.split()  # fmt: skip
-    seconds, rss_kb, code = float(line[0]), int(line[1]), int(line[2])
+    seconds, rss_kb, code, cpu = float(line[0]), int(line[1]), int(line[2]), float(line[3])
     if code != 0:
         raise SystemExit(f"{name}: exited {code}")
-    return seconds, rss_kb
+    return seconds, rss_kb, cpu
 
 
 def measure(name: str, tree: Path, kind: str, out: Path) -> Measurement:
@@ -108,7 +110,7 @@ def measure(name: str, tree: Path, kind: str, out: Path) -> Measurement:
         "--report",
         str(report),
     ]
-    seconds, rss_kb = timed(cmd, name)
+    seconds, rss_kb, _cpu = timed(cmd, name)
     data = json.loads(report.read_text())
     files = data["filesSeen"]
     megabytes = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file()) / 1e6
@@ -199,12 +201,16 @@ def print_peer(peer: real_repo.PeerComparison) -> None:
         f"\nreal repository, {peer.repo} ({peer.sdists} pinned sdists, {peer.files:,} files, "
         f"{peer.megabytes} MB), median of {real_repo.ROUNDS} alternating runs"
     )
+    cpu_floor = peer.cpu_seconds("files-to-prompt")
     print_table(
-        [("command", 30), ("s", 6), ("spread s", 10), ("x peer", 7)],
-        [(t.name, f"{t.median:.2f}", t.spread, f"{t.median / floor:.2f}") for t in peer.timings],
-    )
+        [("command", 30), ("s", 6), ("spread s", 10), ("x peer", 7), ("CPU s", 6),
+         ("x peer CPU", 10)],
+        [(t.name, f"{t.median:.2f}", t.spread, f"{t.median / floor:.2f}", f"{t.cpu:.2f}",
+          f"{t.cpu / cpu_floor:.2f}") for t in peer.timings],
+    )  # fmt: skip
     scaling = peer.seconds("auto --workers 1") / peer.seconds("auto --workers 2")
-    print(f"--kind auto, 2 workers vs 1: {scaling:.2f}x faster")
+    cost = peer.cpu_seconds("auto --workers 2") / peer.cpu_seconds("auto --workers 1")
+    print(f"--kind auto, 2 workers vs 1: {scaling:.2f}x faster, for {cost:.2f}x the CPU")
 
 
 def print_crawl(crawled: crawl_bench.CrawlMeasurement) -> None:
