@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import sys
@@ -58,7 +59,7 @@ from index.store import Store, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
-__all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
+__all__ = ["EmptyInput", "LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 READ_BYTES = 1 << 20  # pass 1 reads the files a block at a time
@@ -75,6 +76,12 @@ FINGERPRINT_PREFIX = "v2:"
 class StreamError(FlattenError):
     """A piped stream that is not a complete snapshot: its producer failed (`stream-failed`) or
     it ended without the writer's closing mark (`stream-incomplete`). Nothing is loaded."""
+
+
+class EmptyInput(FlattenError):
+    """An input from which no record could be read (empty, blank, every line malformed or cut):
+    no snapshot of anything, so it never empties a corpus (`empty-input`, nothing written).
+    Removing a corpus is asked for by name (`index.drop`)."""
 
 
 def check_corpus_name(name: str) -> str:
@@ -304,11 +311,9 @@ class _Load:
                 (self.corpus_id,),
             )
         }
+        # A reindex writes every document it reads anew (`_settle`); what it does not mention
+        # goes as in any snapshot, so an input it could not read in full removes nothing.
         self.reindex = reindex
-        if reindex:
-            for doc_id, *_ in self.existing.values():
-                _delete_document(db, doc_id, self.corpus_id)
-            self.existing = {}
         self.docs: dict[str, _Doc] = {}
         self.streaming = True
         db.execute(f"SAVEPOINT {self.SAVEPOINT}")
@@ -321,6 +326,7 @@ class _Load:
         # stored): (provenance..., fingerprint, id), updated in place at the end.
         self.moved: list[tuple[Any, ...]] = []
         self.unparsed: list[tuple[str, int, str]] = []  # malformed lines found when settling
+        self.readable = 0  # documents settled with at least one record read
 
     def _stop_streaming(self) -> None:
         """A document came back after another: undo what was written, settle all at the end."""
@@ -411,14 +417,13 @@ class _Load:
         finally:
             self.writer.close()
         report.malformed.extend(self.unparsed)
-        if not partial and existing:
-            # A malformed line may be the only line of a document, and an empty input names
-            # none: neither is a whole snapshot, so what it does not mention is kept.
-            if report.malformed:
-                report.partial = f"{len(report.malformed):,} malformed lines"
-            elif not self.docs:
-                report.partial = "no records"
-            partial = report.partial is not None
+        if not partial and not self.readable:
+            raise _empty_input(report)
+        if not partial and existing and report.malformed:
+            # A malformed line may be the only line of a document: no whole snapshot, so what
+            # it does not mention is kept.
+            report.partial = f"{len(report.malformed):,} malformed lines"
+            partial = True
         if not partial and not self.reindex:  # past the limit, the transaction is rolled back
             max_delete.check(
                 sum(s not in self.docs for s in existing), len(existing), report.corpus
@@ -451,10 +456,11 @@ class _Load:
         held, doc.held, doc.settled = doc.held, None, True
         lines = doc.lines_digest.hexdigest()
         current = self.existing.get(source)
-        known = current[1] if current else ""
+        known = current[1] if current and not self.reindex else ""  # a reindex writes anew
         if current and _lines_of(known) == lines:
             # The same lines as the store last saw, provenance and all: nothing else to read.
             report.unchanged += 1
+            self.readable += 1
             if known == lines:  # an older version's fingerprint: rewritten
                 stored = (*current[2][:4], bool(current[2][4]))
                 self.moved.append((*stored, self._fingerprint(doc, held, lines), current[0]))
@@ -462,14 +468,17 @@ class _Load:
         fingerprint = self._fingerprint(doc, held, lines)
         if current and _content_of(known) == _content_of(fingerprint):
             report.unchanged += 1  # the same content from another commit
+            self.readable += 1
             stored = (*current[2][:4], bool(current[2][4]))
             provenance = self._provenance_of(doc, held, source)
             if provenance != stored or known != fingerprint:
                 self.moved.append((*provenance, fingerprint, current[0]))
             return
         chunks = self._chunks_of(doc, held, source)
-        if not chunks:  # every line of it was malformed: the stored version is kept
-            return
+        if chunks:
+            self.readable += 1
+        if not chunks or (current and len(chunks) < len(doc.lines)):
+            return  # a line of it could not be read: the stored version is kept whole
         if current:
             self.writer.delete(current[0])
         if current:
@@ -533,6 +542,20 @@ class _Load:
                 chunk = dataclasses.replace(chunk, source=source, ordinal=ordinal)
             chunks.append(chunk)
         return sorted(chunks, key=lambda c: c.ordinal)
+
+
+def _empty_input(report: LoadReport) -> EmptyInput:
+    """`EmptyInput` for a load that read no record, naming its first malformed lines."""
+    bad = report.malformed
+    shown = "; ".join(f"{f}:{n}: {r}" for f, n, r in bad[:3]) + ("; ..." if len(bad) > 3 else "")
+    lines = f" ({len(bad):,} malformed: {shown})" if bad else ""
+    return EmptyInput(
+        f"the input holds no records{lines}: nothing was loaded and corpus {report.corpus!r} "
+        "is as it was",
+        reason="empty-input",
+        hint="check the input (a failed or cut-short producer?); to remove the corpus, "
+        f"`docs-flatten drop --corpus {shlex.quote(report.corpus)}`",
+    )
 
 
 def _content_of(fingerprint: str) -> str | None:
