@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from flatten import __version__
-from index.errors import StoreError
 from flatten.userinfo import strip_credentials
+from index.errors import StoreError
 from index.postgres.url import is_postgres, refuse_other_urls, shown
 from index.schema import latest, migrate, missing, newer, read_as_if_current
 

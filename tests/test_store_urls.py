@@ -103,8 +103,11 @@ def test_a_password_parameter_is_refused_and_never_shown_however_short(password,
     assert shown(url) == f"postgresql://app@db.example/docs{'?' + before[:-1] if before else ''}"
 
 
-@pytest.mark.parametrize("store", [f"postgresql://app:{SECRET}@127.0.0.1:9/docs",
-                                   f"postgresql://app@127.0.0.1:9/docs?password={SECRET}"])  # fmt: skip
+HINTED = [f"postgresql://app:{SECRET}@127.0.0.1:9/docs",
+          f"postgresql://app@127.0.0.1:9/docs?password={SECRET}"]  # fmt: skip
+
+
+@pytest.mark.parametrize("store", HINTED)
 def test_a_hint_that_repeats_the_command_line_drops_the_password(tmp_path, store):
     # `index FILE.jsonl` without --corpus is refused before the store is opened, with a hint
     # that rebuilds the command line: the password is not in it.
