@@ -446,7 +446,7 @@ class _Load:
         if not partial:
             for source, (doc_id, *_) in existing.items():
                 if source not in self.docs:
-                    _delete_document(db, doc_id, self.corpus_id)
+                    delete_document(db, doc_id, self.corpus_id)
                     report.removed += 1
 
     def _settle(self, source: str, doc: _Doc) -> None:
@@ -574,7 +574,7 @@ def _lines_of(fingerprint: str) -> str | None:
     return fingerprint.rpartition(":")[2]
 
 
-def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
+def delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
     text_index(db).delete_document(corpus_id, doc_id)  # first: it finds the chunks by document
     db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
@@ -662,7 +662,7 @@ class _BatchWriter:
         self.wait()
         db = self.db
         for doc_id in deletes:
-            _delete_document(db, doc_id, self.corpus_id)
+            delete_document(db, doc_id, self.corpus_id)
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
             "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "

@@ -186,3 +186,45 @@ def test_a_reindex_failing_after_its_batches_leaves_the_previous_index(postgres_
         holder.db.execute("ROLLBACK")
     assert_clean_failure(result, 1, "another docs-flatten run is writing")
     assert documents(postgres_url) == before
+
+
+# 4. Dropping a corpus is asked for by name.
+
+
+def test_drop_removes_one_corpus_and_keeps_the_others(store_url, tmp_path):
+    loaded(store_url, tmp_path)
+    other = jsonl(tmp_path / "other.jsonl", [record("keep.md", 1, "otters stay")])
+    assert run_cli("index", other, "--corpus", "kept", "--store", store_url, "-q").code == 0
+    kept = {s: v for s, v in documents(store_url).items() if s == "keep.md"}
+    result = run_cli("drop", "--corpus", "c", "--store", store_url, "--json")
+    assert result.code == 0, result.stderr
+    said = json.loads(result.stdout)
+    assert (said["command"], said["ok"], said["corpus"]) == ("drop", True, "c")
+    assert said["load"]["removed"] == 6 and said["chunks"]["total"] == 0
+    assert [name for name, _ in corpora(store_url)] == ["kept"]
+    assert documents(store_url) == kept
+    found = run_cli("search", "otters", "--store", store_url, "--json")
+    assert found.code == 0 and "guide/" not in found.stdout and "keep.md" in found.stdout
+    # The name is free again: a load makes it anew.
+    assert run_cli("index", tmp_path / "whole.jsonl", "--corpus", "c", "--store", store_url,
+                   "-q").code == 0  # fmt: skip
+    assert len(documents(store_url)) == 7
+    text = run_cli("drop", "--corpus", "c", "--store", store_url)
+    assert text.code == 0 and "c: dropped (6 documents removed)" in text.stdout
+
+
+def test_drop_of_a_corpus_the_store_does_not_hold_is_a_usage_error(store_url, tmp_path):
+    loaded(store_url, tmp_path)
+    before = documents(store_url)
+    result = run_cli("drop", "--corpus", "typo", "--store", store_url, "--json")
+    assert_clean_failure(result, 2, "holds no corpus 'typo'", "it holds: c")
+    assert json.loads(result.stdout)["error"]["reason"] == "unknown-corpus"
+    assert documents(store_url) == before
+
+
+def test_drop_without_a_store_makes_none(tmp_path):
+    result = run_cli("drop", "--corpus", "c", "--store", tmp_path / "none")
+    assert_clean_failure(result, 1, "no index at")
+    assert not (tmp_path / "none").exists()
+    blank = run_cli("drop", "--corpus", " ", "--store", tmp_path / "none")
+    assert blank.code == 2 and "corpus name cannot be empty" in blank.stderr
