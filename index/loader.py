@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -327,6 +328,7 @@ class _Load:
         self.moved: list[tuple[Any, ...]] = []
         self.unparsed: list[tuple[str, int, str]] = []  # malformed lines found when settling
         self.readable = 0  # documents settled with at least one record read
+        self.added: Counter[str] = Counter()  # new documents by content hash (`_moved`)
 
     def _stop_streaming(self) -> None:
         """A document came back after another: undo what was written, settle all at the end."""
@@ -425,9 +427,8 @@ class _Load:
             report.partial = f"{len(report.malformed):,} malformed lines"
             partial = True
         if not partial and not self.reindex:  # past the limit, the transaction is rolled back
-            max_delete.check(
-                sum(s not in self.docs for s in existing), len(existing), report.corpus
-            )
+            gone = [doc_id for s, (doc_id, *_) in existing.items() if s not in self.docs]
+            max_delete.check(len(gone) - self._moved(gone), len(existing), report.corpus)
         db.executemany(
             "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, "
             "dirty = ?, fingerprint = ? WHERE id = ?",
@@ -485,9 +486,22 @@ class _Load:
             report.updated += 1
         else:
             report.added += 1
+            if chunks[0].doc_hash:
+                self.added[chunks[0].doc_hash] += 1
         self.written = self.written or chunks[0]
         self.writer.add(self.corpus_id, source, fingerprint, chunks, self.now)
         report.chunks += len(chunks)
+
+    def _moved(self, gone: list[int]) -> int:
+        """How many of the documents `gone` are moved, not removed: each whose content hash
+        a new document of this load has (one for one). A renamed folder is no removal for the
+        removal limit: its documents are all still there."""
+        if not gone or not self.added:
+            return 0
+        hashes = Counter(h for (h,) in self.db.execute(
+            "SELECT doc_hash FROM documents WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND doc_hash IS NOT NULL", (json.dumps(gone),)))  # fmt: skip
+        return sum((hashes & self.added).values())
 
     def _fingerprint(self, doc: _Doc, held: list[bytes | Record] | None, lines: str) -> str:
         """`v2:<content>:<lines>` (see FINGERPRINT_PREFIX): the content digest over the lines in
