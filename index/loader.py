@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import sqlite3
 import sys
@@ -567,8 +566,8 @@ def _empty_input(report: LoadReport) -> EmptyInput:
         f"the input holds no records{lines}: nothing was loaded and corpus {report.corpus!r} "
         "is as it was",
         reason="empty-input",
-        hint="check the input (a failed or cut-short producer?); to remove the corpus, "
-        f"`docs-flatten drop --corpus {shlex.quote(report.corpus)}`",
+        hint="check the input (a failed or cut-short producer?); a corpus is removed only when "
+        "asked by name",
     )
 
 

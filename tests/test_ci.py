@@ -375,8 +375,13 @@ def test_every_hint_naming_a_command_is_covered_and_works(tmp_path, docs_repo):
                            .replace("docs-flatten", f"{sys.executable} -m flatten"),
                            shell=True, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert piped.returncode == 0, piped.stderr
+    # An input with no records: the hint drops the corpus by name, in the very store.
+    (tmp_path / "empty.jsonl").write_text("")
+    refused = run_cli("index", tmp_path / "empty.jsonl", "--corpus", "p", "--store", store)
+    assert _commands(refused.stderr) == [f"docs-flatten drop --corpus p --store {store}"]
+    assert _run_hint(_commands(refused.stderr)[0]).code == 0
     covered = {"docs-flatten ingest", "docs-flatten index", "docs-flatten sources",
-               "docs-flatten flatten"}  # fmt: skip
+               "docs-flatten flatten", "docs-flatten drop"}  # fmt: skip
     assert _hinted_commands() == covered
 
 

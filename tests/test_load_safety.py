@@ -7,6 +7,7 @@ the previous index as it was."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,9 @@ def test_an_input_with_no_records_is_refused_and_the_corpus_is_untouched(
     empty = tmp_path / "in.jsonl"
     empty.write_bytes(NO_RECORDS[name])
     result = run_cli("index", empty, "--corpus", "c", "--store", store_url, "--json", *flags)
-    assert_clean_failure(result, 1, "no records", "docs-flatten drop")
+    assert_clean_failure(
+        result, 1, "no records", f"docs-flatten drop --corpus c --store {shlex.quote(store_url)}"
+    )
     assert json.loads(result.stdout)["error"]["reason"] == "empty-input"
     assert documents(store_url) == before and corpora(store_url) == listed
 
@@ -228,3 +231,13 @@ def test_drop_without_a_store_makes_none(tmp_path):
     assert not (tmp_path / "none").exists()
     blank = run_cli("drop", "--corpus", " ", "--store", tmp_path / "none")
     assert blank.code == 2 and "corpus name cannot be empty" in blank.stderr
+
+
+def test_a_renamed_folder_is_no_removal_for_the_limit_on_either_store(store_url, tmp_path):
+    docs = [record(f"a/{i}.md", 1, f"page {i}", docHash=f"{i:064x}") for i in range(12)]
+    moved = [{**r, "id": r["id"].replace("a/", "b/"), "source": r["source"].replace("a/", "b/")}
+             for r in docs]  # fmt: skip
+    with Store.open(store_url) as store:
+        load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "c")
+        report = load_files(store, [jsonl(tmp_path / "b.jsonl", moved)], "c")
+    assert (report.added, report.removed) == (12, 12)
