@@ -44,7 +44,9 @@ _EXPORTS = {
     "ConfigError": "index.errors",
     "CorpusSourceMismatch": "index.corpus_source",
     "StoreError": "index.errors",
+    "EmptyInput": "index.loader",
     "LoadReport": "index.loader",
+    "drop_corpus": "index.drop",
     "load_files": "index.loader",
     "load_records": "index.loader",
     "IngestOptions": "index.ingest",
@@ -67,6 +69,7 @@ __all__ = [
     "EmbedReport",
     "EmbeddingConfig",
     "EmbeddingError",
+    "EmptyInput",
     "Hit",
     "IdentityMismatch",
     "IngestOptions",
@@ -81,6 +84,7 @@ __all__ = [
     "TierUsed",
     "VectorTier",
     "cite",
+    "drop_corpus",
     "embed_pending",
     "get",
     "ingest_files",
@@ -118,9 +122,10 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from index.citations import CitationRule, cite, parse_rules
     from index.corpus_source import CorpusSourceMismatch
     from index.documents import get, match, show, sources, toc
+    from index.drop import drop_corpus
     from index.errors import ConfigError, StoreError
     from index.ingest import IngestOptions, IngestReport, ingest_files, ingest_records
-    from index.loader import LoadReport, load_files, load_records
+    from index.loader import EmptyInput, LoadReport, load_files, load_records
     from index.results import Hit, SearchResponse, Tier, TierUsed
     from index.search import SearchOptions, search
     from index.store import Store

@@ -29,6 +29,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ from index.store import Store, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
-__all__ = ["LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
+__all__ = ["EmptyInput", "LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
 
 MAX_LINE_BYTES = 16 << 20  # a longer line is reported, not parsed
 READ_BYTES = 1 << 20  # pass 1 reads the files a block at a time
@@ -76,6 +77,12 @@ FINGERPRINT_PREFIX = "v2:"
 class StreamError(FlattenError):
     """A piped stream that is not a complete snapshot: its producer failed (`stream-failed`) or
     it ended without the writer's closing mark (`stream-incomplete`). Nothing is loaded."""
+
+
+class EmptyInput(FlattenError):
+    """An input from which no record could be read (empty, blank, every line malformed or cut):
+    no snapshot of anything, so it never empties a corpus (`empty-input`, nothing written).
+    Removing a corpus is asked for by name (`index.drop`)."""
 
 
 def check_corpus_name(name: str) -> str:
@@ -312,11 +319,9 @@ class _Load:
                 (self.corpus_id,),
             )
         }
+        # A reindex writes every document it reads anew (`_settle`); what it does not mention
+        # goes as in any snapshot, so an input it could not read in full removes nothing.
         self.reindex = reindex
-        if reindex:
-            for doc_id, *_ in self.existing.values():
-                _delete_document(db, doc_id, self.corpus_id)
-            self.existing = {}
         self.docs: dict[str, _Doc] = {}
         self.streaming = True
         db.execute(f"SAVEPOINT {self.SAVEPOINT}")
@@ -329,6 +334,8 @@ class _Load:
         # stored): (provenance..., fingerprint, id), updated in place at the end.
         self.moved: list[tuple[Any, ...]] = []
         self.unparsed: list[tuple[str, int, str]] = []  # malformed lines found when settling
+        self.readable = 0  # documents settled with at least one record read
+        self.added: Counter[str] = Counter()  # new documents by content hash (`_moved`)
 
     def _stop_streaming(self) -> None:
         """A document came back after another: undo what was written, settle all at the end."""
@@ -419,18 +426,16 @@ class _Load:
         finally:
             self.writer.close()
         report.malformed.extend(self.unparsed)
-        if not partial and existing:
-            # A malformed line may be the only line of a document, and an empty input names
-            # none: neither is a whole snapshot, so what it does not mention is kept.
-            if report.malformed:
-                report.partial = f"{len(report.malformed):,} malformed lines"
-            elif not self.docs:
-                report.partial = "no records"
-            partial = report.partial is not None
+        if not partial and not self.readable:
+            raise _empty_input(report)
+        if not partial and existing and report.malformed:
+            # A malformed line may be the only line of a document: no whole snapshot, so what
+            # it does not mention is kept.
+            report.partial = f"{len(report.malformed):,} malformed lines"
+            partial = True
         if not partial and not self.reindex:  # past the limit, the transaction is rolled back
-            max_delete.check(
-                sum(s not in self.docs for s in existing), len(existing), report.corpus
-            )
+            gone = [doc_id for s, (doc_id, *_) in existing.items() if s not in self.docs]
+            max_delete.check(len(gone) - self._moved(gone), len(existing), report.corpus)
         db.executemany(
             "UPDATE documents SET repo_url = ?, commit_sha = ?, ref = ?, repo_path = ?, "
             "dirty = ?, fingerprint = ? WHERE id = ?",
@@ -449,7 +454,7 @@ class _Load:
         if not partial:
             for source, (doc_id, *_) in existing.items():
                 if source not in self.docs:
-                    _delete_document(db, doc_id, self.corpus_id)
+                    delete_document(db, doc_id, self.corpus_id)
                     report.removed += 1
 
     def _settle(self, source: str, doc: _Doc) -> None:
@@ -459,10 +464,11 @@ class _Load:
         held, doc.held, doc.settled = doc.held, None, True
         lines = doc.lines_digest.hexdigest()
         current = self.existing.get(source)
-        known = current[1] if current else ""
+        known = current[1] if current and not self.reindex else ""  # a reindex writes anew
         if current and _lines_of(known) == lines:
             # The same lines as the store last saw, provenance and all: nothing else to read.
             report.unchanged += 1
+            self.readable += 1
             if known == lines:  # an older version's fingerprint: rewritten
                 stored = (*current[2][:4], bool(current[2][4]))
                 self.moved.append((*stored, self._fingerprint(doc, held, lines), current[0]))
@@ -470,23 +476,39 @@ class _Load:
         fingerprint = self._fingerprint(doc, held, lines)
         if current and _content_of(known) == _content_of(fingerprint):
             report.unchanged += 1  # the same content from another commit
+            self.readable += 1
             stored = (*current[2][:4], bool(current[2][4]))
             provenance = self._provenance_of(doc, held, source)
             if provenance != stored or known != fingerprint:
                 self.moved.append((*provenance, fingerprint, current[0]))
             return
         chunks = self._chunks_of(doc, held, source)
-        if not chunks:  # every line of it was malformed: the stored version is kept
-            return
+        if chunks:
+            self.readable += 1
+        if not chunks or (current and len(chunks) < len(doc.lines)):
+            return  # a line of it could not be read: the stored version is kept whole
         if current:
             self.writer.delete(current[0])
         if current:
             report.updated += 1
         else:
             report.added += 1
+            if chunks[0].doc_hash:
+                self.added[chunks[0].doc_hash] += 1
         self.written = self.written or chunks[0]
         self.writer.add(self.corpus_id, source, fingerprint, chunks, self.now)
         report.chunks += len(chunks)
+
+    def _moved(self, gone: list[int]) -> int:
+        """How many of the documents `gone` are moved, not removed: each whose content hash
+        a new document of this load has (one for one). A renamed folder is no removal for the
+        removal limit: its documents are all still there."""
+        if not gone or not self.added:
+            return 0
+        hashes = Counter(h for (h,) in self.db.execute(
+            "SELECT doc_hash FROM documents WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND doc_hash IS NOT NULL", (json.dumps(gone),)))  # fmt: skip
+        return sum((hashes & self.added).values())
 
     def _fingerprint(self, doc: _Doc, held: list[bytes | Record] | None, lines: str) -> str:
         """`v2:<content>:<lines>` (see FINGERPRINT_PREFIX): the content digest over the lines in
@@ -543,6 +565,20 @@ class _Load:
         return sorted(chunks, key=lambda c: c.ordinal)
 
 
+def _empty_input(report: LoadReport) -> EmptyInput:
+    """`EmptyInput` for a load that read no record, naming its first malformed lines."""
+    bad = report.malformed
+    shown = "; ".join(f"{f}:{n}: {r}" for f, n, r in bad[:3]) + ("; ..." if len(bad) > 3 else "")
+    lines = f" ({len(bad):,} malformed: {shown})" if bad else ""
+    return EmptyInput(
+        f"the input holds no records{lines}: nothing was loaded and corpus {report.corpus!r} "
+        "is as it was",
+        reason="empty-input",
+        hint="check the input (a failed or cut-short producer?); a corpus is removed only when "
+        "asked by name",
+    )
+
+
 def _content_of(fingerprint: str) -> str | None:
     """The content digest of a fingerprint (None in an older version's raw digest)."""
     if not fingerprint.startswith(FINGERPRINT_PREFIX):
@@ -559,7 +595,7 @@ def _lines_of(fingerprint: str) -> str | None:
     return fingerprint.rpartition(":")[2]
 
 
-def _delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
+def delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None:
     text_index(db).delete_document(corpus_id, doc_id)  # first: it finds the chunks by document
     db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
     db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
@@ -647,7 +683,7 @@ class _BatchWriter:
         self.wait()
         db = self.db
         for doc_id in deletes:
-            _delete_document(db, doc_id, self.corpus_id)
+            delete_document(db, doc_id, self.corpus_id)
         db.executemany(
             "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
             "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "

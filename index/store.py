@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from flatten import __version__
+from flatten.userinfo import strip_credentials
 from index.errors import StoreError
-from index.postgres.url import is_postgres, refuse_other_urls
+from index.postgres.url import is_postgres, refuse_other_urls, shown
 from index.schema import latest, migrate, missing, newer, read_as_if_current
 
 STORE_ENV = "DOCS_FLATTEN_STORE"
@@ -42,7 +43,13 @@ def store_flag(directory: str | os.PathLike[str] | None) -> str:
     must work as printed (an environment variable's store is named too: a hint outlives it)."""
     if directory is None or str(directory) == DEFAULT_STORE:
         return ""
-    return f" --store {shlex.quote(str(directory))}"
+    return f" --store {shlex.quote(shown_argument(str(directory)))}"
+
+
+def shown_argument(text: str) -> str:
+    """A command-line argument as a message may print it: a store URL without its password,
+    any other URL without credentials (`flatten.userinfo`)."""
+    return shown(text) if is_postgres(text) else strip_credentials(text)
 
 
 def build_hint(directory: str | os.PathLike[str] | None = None) -> str:

@@ -23,6 +23,7 @@ from tests.conftest import (
     PROJECT,
     CliResult,
     assert_clean_failure,
+    git,
     jsonl,
     record,
     run_cli,
@@ -211,6 +212,28 @@ def test_a_snapshot_removing_most_of_a_corpus_stops_unless_allowed(tmp_path):
     assert (data["load"]["removed"], data["load"]["added"]) == (30, 3)
 
 
+def test_a_renamed_folder_is_no_removal_for_the_limit(tmp_path):
+    # 30 documents moved from guide/ to handbook/, content and all: 30 removed and 30 added,
+    # and none of them gone. One more document really removed counts as one.
+    store = tmp_path / "s"
+    docs = [record(f"guide/{i}.md", 1, f"document {i}", docHash=f"{i:064x}") for i in range(31)]
+    moved = [{**r, "id": r["id"].replace("guide/", "handbook/"),
+              "source": r["source"].replace("guide/", "handbook/")} for r in docs[:30]]  # fmt: skip
+    assert run_cli("index", jsonl(tmp_path / "a.jsonl", docs), "--corpus", "c",
+                   "--store", store, "-q").code == 0  # fmt: skip
+    result = run_cli("index", jsonl(tmp_path / "b.jsonl", moved), "--corpus", "c",
+                     "--store", store, "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    load = json.loads(result.stdout)["load"]
+    assert (load["added"], load["removed"]) == (30, 31)
+    assert _documents(store) == sorted(r["source"] for r in moved)
+    # Other content under the old names is a removal: the limit holds.
+    other = [{**r, "content": "else", "docHash": "f" * 64} for r in docs[:30]]
+    refused = run_cli("index", jsonl(tmp_path / "c.jsonl", other), "--corpus", "c",
+                      "--store", store)  # fmt: skip
+    assert_clean_failure(refused, 1, "would remove 30 of the 30 documents")
+
+
 def test_small_or_partial_removals_and_percentages_need_no_flag(tmp_path):
     store = tmp_path / "s"
     assert run_cli("index", jsonl(tmp_path / "a.jsonl", _many("a", 12)), "--corpus", "c",
@@ -247,10 +270,10 @@ def test_a_snapshot_with_malformed_lines_or_no_records_removes_nothing(tmp_path)
     said = run_cli("index", broken, "--corpus", "c", "--store", store)
     assert "partial input (1 malformed lines): nothing removed" in said.stderr + said.stdout
     assert _documents(store) == before
-    for empty in ("", "garbage\n"):
+    for empty in ("", "garbage\n"):  # no record at all: refused, named (tests/test_load_safety)
         (tmp_path / "e.jsonl").write_text(empty)
         result = run_cli("index", tmp_path / "e.jsonl", "--corpus", "c", "--store", store)
-        assert "nothing removed" in result.stderr + result.stdout
+        assert_clean_failure(result, 1, "holds no records", "nothing was loaded")
         assert _documents(store) == before
     # The same file whole again is a snapshot: what it lacks is removed, as before.
     assert run_cli("index", jsonl(tmp_path / "b.jsonl", good[1:]), "--corpus", "c",
@@ -358,8 +381,13 @@ def test_every_hint_naming_a_command_is_covered_and_works(tmp_path, docs_repo):
                            .replace("docs-flatten", f"{sys.executable} -m flatten"),
                            shell=True, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert piped.returncode == 0, piped.stderr
+    # An input with no records: the hint drops the corpus by name, in the very store.
+    (tmp_path / "empty.jsonl").write_text("")
+    refused = run_cli("index", tmp_path / "empty.jsonl", "--corpus", "p", "--store", store)
+    assert _commands(refused.stderr) == [f"docs-flatten drop --corpus p --store {store}"]
+    assert _run_hint(_commands(refused.stderr)[0]).code == 0
     covered = {"docs-flatten ingest", "docs-flatten index", "docs-flatten sources",
-               "docs-flatten flatten", "docs-flatten toc"}  # fmt: skip
+               "docs-flatten flatten", "docs-flatten toc", "docs-flatten drop"}  # fmt: skip
     assert _hinted_commands() == covered
 
 
@@ -521,3 +549,82 @@ def test_the_ci_workflows_cache_by_the_config_and_call_the_one_script():
     assert ".docs-flatten/" in gitlab["artifacts"]["paths"]
     config = run_cli("config", "--config", examples / "docs-flatten.yaml")
     assert config.code == 0 and "2 source(s)" in config.stdout
+
+
+SCRIPT = PROJECT / "examples" / "ci" / "refresh.sh"
+
+
+def _refresh(cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The CI recipe, run as CI runs it, in `cwd`."""
+    base = {**os.environ, "DOCS_FLATTEN": f"{sys.executable} -m flatten", "PYTHON": sys.executable,
+            "PYTHONPATH": str(PROJECT)}  # fmt: skip
+    base.pop("GITHUB_STEP_SUMMARY", None)
+    return subprocess.run(["sh", str(SCRIPT)], cwd=cwd, env={**base, **env},
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "summary.jsonl").read_text().splitlines()]
+
+
+def test_the_recipe_never_indexes_its_own_summary_and_keeps_what_it_makes_private(
+    tmp_path, make_repo
+):
+    repo = make_repo("site")
+    repo.commit({"docs/a.md": "# A\n\nalpha\n", "docs-flatten.yaml": "sources:\n  - root: .\n"})
+    for _run in range(2):  # the second run finds the first's summaries under the store
+        done = _refresh(repo.path, DOCS_FLATTEN_STORE="ci-index")
+        assert done.returncode == 0, done.stderr
+        (row,) = _rows(repo.path / "ci-index" / "last-run")
+        assert row["files"]["kept"] == 1, row  # docs/a.md alone
+    with Store.open(repo.path / "ci-index", readonly=True) as store:
+        sources = [r[0] for r in store.db.execute("SELECT source FROM documents")]
+    assert sources == ["docs/a.md"]
+    # The store's folder as the library makes it (0700), and the summaries private too.
+    modes = {p.name: p.stat().st_mode & 0o777 for p in
+             (repo.path / "ci-index", repo.path / "ci-index" / "last-run",
+              repo.path / "ci-index" / "last-run" / "summary.md",
+              repo.path / "ci-index" / "last-run" / "summary.jsonl")}  # fmt: skip
+    assert modes == {"ci-index": 0o700, "last-run": 0o700, "summary.md": 0o600,
+                     "summary.jsonl": 0o600}  # fmt: skip
+
+
+def test_the_recipe_takes_a_postgresql_store_as_a_url_not_a_folder(
+    tmp_path, make_repo, postgres_url
+):
+    repo = make_repo("site")
+    repo.commit({"docs/a.md": "# A\n\nalpha\n", "docs-flatten.yaml": "sources:\n  - root: .\n"})
+    before = set(repo.path.iterdir())
+    done = _refresh(repo.path, DOCS_FLATTEN_STORE=postgres_url)
+    assert done.returncode == 0, done.stderr
+    made = set(repo.path.iterdir()) - before
+    assert made == {repo.path / ".docs-flatten"}  # no folder named after the URL
+    assert [p.name for p in (repo.path / ".docs-flatten").iterdir()] == ["last-run"]
+    (row,) = _rows(repo.path / ".docs-flatten" / "last-run")
+    assert row["ok"] and row["load"]["added"] == 1
+    with Store.open(postgres_url, readonly=True) as store:
+        assert [r[0] for r in store.db.execute("SELECT source FROM documents")] == ["docs/a.md"]
+
+
+def test_the_recipe_passes_when_a_docs_folder_is_renamed(tmp_path, make_repo):
+    repo = make_repo("site")
+    pages = {f"docs/page{i}.md": f"# Page {i}\n\nabout topic {i}\n" for i in range(14)}
+    repo.commit({**pages, "docs-flatten.yaml": "sources:\n  - root: .\n"})
+    assert _refresh(repo.path).returncode == 0
+    git(repo.path, "mv", "docs", "handbook")
+    git(repo.path, "commit", "-q", "-m", "rename")
+    done = _refresh(repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = _rows(repo.path / ".docs-flatten" / "last-run")
+    assert (row["load"]["added"], row["load"]["removed"]) == (14, 14)
+
+
+def test_a_message_of_several_lines_stays_on_its_row_of_the_table(tmp_path, make_repo):
+    repo = make_repo("site")
+    repo.commit({"docs-flatten.yaml": 'sources:\n  - root: "./no\\nsuch | folder"\n'})
+    done = _refresh(repo.path)
+    assert done.returncode == 1
+    table = (repo.path / ".docs-flatten" / "last-run" / "summary.md").read_text().splitlines()
+    assert len(table) == 3 and table[2].startswith("| ") and table[2].endswith(" |"), table
+    assert "FAILED: root-missing" in table[2] and "no such \\| folder" in table[2]
+    assert table[2].count(" | ") == 8  # nine cells: the | in the path is escaped

@@ -192,7 +192,7 @@ def test_the_library_takes_source_and_replace(store, tmp_path):
     assert refused.value.reason == "corpus-source-mismatch" and refused.value.exit_code == 2
     report = load_records(store, flatten_root(tmp_path / "other", FlattenOptions()), "docs",
                           source=other, replace=True)  # fmt: skip
-    assert (report.added, report.removed) == (1, 0)  # replaced wholesale, not a removal count
+    assert (report.added, report.removed) == (1, 2)  # the two documents it replaced, removed
     assert [c["name"] for c in stats(store)["corpora"]] == ["docs"]
     assert store.db.execute("SELECT source FROM corpora").fetchall() == [(other,)]
     assert store.db.execute("SELECT source FROM documents").fetchall() == [("guide.md",)]

@@ -21,7 +21,7 @@ from flatten.errors import UsageError
 from flatten.record import INT_MAX, encode_line, end_mark, error_mark
 from flatten.writer import write_jsonl
 from index.documents import show, sources
-from index.loader import StreamError, load_files
+from index.loader import EmptyInput, StreamError, load_files
 from index.store import Store
 from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
 
@@ -145,7 +145,12 @@ def test_loading_any_lines_never_raises_and_counts_every_bad_line(lines):
     with tempfile.TemporaryDirectory() as tmp:
         path = jsonl(Path(tmp) / "any.jsonl", written)
         with Store.open(Path(tmp) / "store") as store:
-            report = load_files(store, [path], "any")
+            try:
+                report = load_files(store, [path], "any")
+            except EmptyInput:  # no record read: refused, nothing written
+                assert not good
+                assert store.db.execute("SELECT count(*) FROM corpora").fetchone()[0] == 0
+                return
             malformed = {line for _, line, _ in report.malformed}
             assert report.lines == len(written)
             assert hostile <= malformed and not malformed & set(good)

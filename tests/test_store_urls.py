@@ -20,6 +20,13 @@ REFUSED = [
     (f"postgres://docs:{SECRET}/x@127.0.0.1:9/docs", "store-password-in-url"),
     (f"postgresql://docs:{SECRET}#x@127.0.0.1:9/docs", "store-password-in-url"),
     (f"postgresql://docs:{SECRET}?x@127.0.0.1:9/docs", "store-password-in-url"),
+    (f"postgresql://docs@127.0.0.1:9/docs?password={SECRET}", "store-password-in-url"),
+    (
+        f"postgresql://docs@127.0.0.1:9/docs?sslmode=disable&password={SECRET}&x=1",
+        "store-password-in-url",
+    ),
+    (f"postgresql://docs@127.0.0.1:9/docs?sslpassword={SECRET}", "store-password-in-url"),
+    (f"postgresql://docs@127.0.0.1:9/docs?pass%77ord={SECRET}", "store-password-in-url"),
     (f"postgresql://docs:{SECRET}@[::1/docs", "bad-store-url"),
     ("postgresql://docs@127.0.0.1:9", "bad-store-url"),
     (f"mysql://docs:{SECRET}@127.0.0.1/docs", "unsupported-store-url"),
@@ -79,3 +86,35 @@ def _root():
     from tests.conftest import FIXTURES
 
     return FIXTURES.parent
+
+
+@settings(max_examples=200, deadline=None)
+@given(password=st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1,
+                        max_size=6),
+       key=st.sampled_from(["password", "sslpassword", "PASSWORD"]),
+       before=st.sampled_from(["", "sslmode=disable&"]))  # fmt: skip
+def test_a_password_parameter_is_refused_and_never_shown_however_short(password, key, before):
+    url = f"postgresql://app@db.example/docs?{before}{key}={password}"
+    with pytest.raises(StoreURLError) as caught:
+        parse(url)
+    assert caught.value.reason == "store-password-in-url"
+    said = f"{caught.value} {caught.value.hint}"
+    assert f"{key}={password}" not in said and f"{key}={password}" not in shown(url)
+    assert shown(url) == f"postgresql://app@db.example/docs{'?' + before[:-1] if before else ''}"
+
+
+HINTED = [f"postgresql://app:{SECRET}@127.0.0.1:9/docs",
+          f"postgresql://app@127.0.0.1:9/docs?password={SECRET}"]  # fmt: skip
+
+
+@pytest.mark.parametrize("store", HINTED)
+def test_a_hint_that_repeats_the_command_line_drops_the_password(tmp_path, store):
+    # `index FILE.jsonl` without --corpus is refused before the store is opened, with a hint
+    # that rebuilds the command line: the password is not in it.
+    data = tmp_path / "a.jsonl"
+    data.write_text("")
+    for extra in ([], ["--json"]):
+        result = run_cli("index", data, "--store", store, *extra)
+        assert result.code == 2 and "--corpus" in result.stderr, result.stderr
+        assert SECRET not in result.stdout + result.stderr
+        assert "postgresql://app@127.0.0.1:9/docs" in result.stderr

@@ -11,24 +11,37 @@
 # 0 ok, 1 a source failed (the others still ran), 2 the config or a flag is wrong.
 #
 #   DOCS_FLATTEN_CONFIG  the config             (default: docs-flatten.yaml)
-#   DOCS_FLATTEN_STORE   the index directory    (default: .docs-flatten; cache it between runs)
-#   DOCS_FLATTEN_OUT     where summaries go     (default: the store's last-run/, never read
-#                                                as input: the store is skipped as build output)
+#   DOCS_FLATTEN_STORE   the index: a directory (default: .docs-flatten; cache it between
+#                        runs) or a postgresql:// URL (its password from password_env=VAR)
+#   DOCS_FLATTEN_OUT     where summaries go     (default: the store directory's last-run/, or
+#                                                .docs-flatten/last-run/ for a URL)
 #   DOCS_FLATTEN         the command            (default: docs-flatten)
 #   PYTHON               formats the table      (default: python3)
+#
+# The recipe's own output is never input: the last run's summaries are removed before ingest
+# runs and the new ones are written elsewhere until it is done (a source `root: .` would
+# otherwise index summary.md). What it makes is private, as the store's own files are: folders
+# 0700, files 0600.
 set -u
+umask 077
 
 config="${DOCS_FLATTEN_CONFIG:-docs-flatten.yaml}"
 store="${DOCS_FLATTEN_STORE:-.docs-flatten}"
-out="${DOCS_FLATTEN_OUT:-$store/last-run}"
-mkdir -p "$out"
+case "$store" in
+    postgresql://* | postgres://*) out="${DOCS_FLATTEN_OUT:-.docs-flatten/last-run}" ;;
+    *) out="${DOCS_FLATTEN_OUT:-$store/last-run}" ;;
+esac
+mkdir -p "$out" || exit 1
+rm -f "$out/summary.jsonl" "$out/summary.md"
+work="$(mktemp -d)" || exit 1
+trap 'rm -rf "$work"' EXIT
 
 status=0
 # shellcheck disable=SC2086  # DOCS_FLATTEN may be a command with arguments (python -m flatten)
 ${DOCS_FLATTEN:-docs-flatten} ingest --config "$config" --store "$store" --json \
-    > "$out/summary.jsonl" || status=$?
+    > "$work/summary.jsonl" || status=$?
 
-"${PYTHON:-python3}" - "$out/summary.jsonl" > "$out/summary.md" <<'PY'
+"${PYTHON:-python3}" - "$work/summary.jsonl" > "$work/summary.md" <<'PY'
 import json, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
@@ -40,9 +53,11 @@ for r in rows:
     cells = [r["corpus"] or "-", r["source"] or "-", (r["commit"] or "-")[:12],
              files.get("kept", "-"), load.get("added", "-"), load.get("updated", "-"),
              load.get("removed", "-"), chunks.get("total", "-"), status]
-    print("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    # One table row each: a message of several lines is put on one
+    print("| " + " | ".join(" ".join(str(c).split()).replace("|", "\\|") for c in cells) + " |")
 PY
 
+mv "$work/summary.jsonl" "$work/summary.md" "$out/" || exit 1
 cat "$out/summary.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"

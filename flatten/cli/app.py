@@ -31,6 +31,7 @@ COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
     ("pack", "pack:pack_command", {}),
     ("index", "load:index_command", {}),
     ("ingest", "load:ingest_command", {}),
+    ("drop", "load:drop_command", {}),
     ("search", "query:search_command", {}),
     ("eval", "query:eval_command", {"cls": command_class({"--k": "--top-k"})}),
     ("match", "query:match_command", {"context_settings": {"ignore_unknown_options": True}}),

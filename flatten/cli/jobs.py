@@ -116,8 +116,11 @@ def command_name(default: str) -> str:
 
 
 def rerun_with(flag: str, value: str | None = None) -> str:
-    """This very command line with `flag` (and its value) set: a hint that works as printed."""
-    args, out, skip = sys.argv[1:], [], False
+    """This very command line with `flag` (and its value) set: a hint that works as printed,
+    less any password or credentials it held (a hint is printed, logged and kept)."""
+    from index.store import shown_argument
+
+    args, out, skip = [shown_argument(a) for a in sys.argv[1:]], [], False
     for arg in args:
         if skip:
             skip = False

@@ -356,3 +356,37 @@ Out = Annotated[
                  "loading them (`index --manifests` loads them); a source whose remote has not "
                  "moved since DIR's last manifest is not cloned again."),
 ]  # fmt: skip
+
+
+def drop_command(
+    corpus: Annotated[
+        str,
+        typer.Option(
+            "--corpus",
+            metavar="NAME",
+            show_default=False,
+            callback=corpus_name,
+            help="The corpus to remove, with all its documents.",
+        ),
+    ],
+    store_dir: StoreDir = None,
+    wait: Wait = 60.0,
+    as_json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Remove a corpus from the index: its documents, chunks and text (vectors stay, keyed by
+    content, for any corpus to reuse). A load never empties a corpus; this does, when asked."""
+    from flatten.cli.loading import summarized
+    from flatten.summary import Summary
+    from index.drop import drop_corpus
+    from index.store import Store
+
+    summary = Summary(command="drop", corpus=corpus)
+    with summarized(summary, as_json):
+        with Store.open(store_dir, readonly=True):
+            pass  # no store here: `index-not-built`, and none is made
+        with Store.open(store_dir, busy_timeout=wait) as store:
+            report = drop_corpus(store, corpus)
+        summary.add_load(report, 0)
+        if not as_json and not quiet:
+            say(f"{corpus}: dropped ({report.removed:,} documents removed)")

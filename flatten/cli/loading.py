@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import shlex
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -87,7 +88,9 @@ def load_into(
     (`flatten.corpus_sources`; by default the one `state` names)."""
     from flatten.corpus_sources import corpus_source
     from index.ingest import ingest_files, ingest_into
+    from index.loader import EmptyInput
     from index.snapshot import TooManyRemovals
+    from index.store import store_flag, store_target
     from index.vectors.client import EmbeddingError
 
     if summary.partial and not options.partial:  # not a snapshot: it must not remove documents
@@ -115,6 +118,11 @@ def load_into(
                 report = ingest_files(store_dir, files, corpus, options, **into)
     except TooManyRemovals as exc:
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
+        raise
+    except EmptyInput as exc:
+        where = store_flag(store.location if store is not None else store_target(store_dir))
+        exc.hint = (f"check the input (a failed or cut-short producer?); to remove the corpus, "
+                    f"`docs-flatten drop --corpus {shlex.quote(corpus)}{where}`")  # fmt: skip
         raise
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from flatten.errors import UsageError
 from index.errors import StoreError
@@ -25,6 +25,9 @@ PASSWORD_PARAM = "password_env"
 VECTORS_PARAM = "vectors"  # `halfvec`: the HNSW index on half-precision vectors
 VECTOR_TYPES = ("vector", "halfvec")
 BUILD_MEMORY_PARAM = "build_memory"  # the most an HNSW build may take (`2GB`)
+# libpq's parameters whose value is a secret: refused like a password before the host, and
+# never shown (`shown` drops them, whatever their value).
+SECRET_PARAMS = ("password", "sslpassword")
 
 
 class StoreURLError(StoreError):
@@ -96,6 +99,15 @@ def parse(url: str) -> StoreURL:
                             reason="bad-store-url") from None  # fmt: skip
     printed = shown(url)
     hidden = _hidden_password(url, parts)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key.lower() in SECRET_PARAMS for key, _ in query):
+        raise StoreURLError(
+            f"the store URL {printed} holds a password parameter: a password on the command "
+            "line ends up in shell history and in the process list",
+            reason="store-password-in-url",
+            hint=f"remove it from the URL and name an environment variable instead: {printed}"
+            f"{'&' if '?' in printed else '?'}{PASSWORD_PARAM}=DOCS_PG_PASSWORD",
+        )
     if parts.password is not None or hidden:
         raise StoreURLError(
             f"the store URL {printed} holds a password"
@@ -109,7 +121,7 @@ def parse(url: str) -> StoreURL:
             "list",
             reason="store-password-in-url",
             hint=f"remove it from the URL and name an environment variable instead: {printed}"
-            f"{'&' if parts.query and not hidden else '?'}{PASSWORD_PARAM}=DOCS_PG_PASSWORD",
+            f"{'&' if '?' in printed and not hidden else '?'}{PASSWORD_PARAM}=DOCS_PG_PASSWORD",
         )
     if not parts.hostname or not parts.path.strip("/"):
         raise StoreURLError(
@@ -122,7 +134,6 @@ def parse(url: str) -> StoreURL:
     except ValueError:
         raise StoreURLError(f"the store URL {printed} has a bad port",
                             reason="bad-store-url") from None  # fmt: skip
-    query = parse_qsl(parts.query, keep_blank_values=True)
     names = [value for key, value in query if key == PASSWORD_PARAM]
     if names and not names[-1].strip():
         raise StoreURLError(
@@ -180,8 +191,16 @@ def shown(url: str) -> str:
         scheme, _, rest = url.partition("://")
         user, at, host = rest.rpartition("@")
         return f"{scheme}://{user.split(':', 1)[0]}@{host}" if at and ":" in user else url
+    query = _without_secrets(parts.query)
     if parts.password is None:
-        return urlunsplit(parts)
+        return urlunsplit(parts._replace(query=query))
     user = parts.username or ""
     netloc = parts.netloc.rpartition("@")[2]  # host and port as written
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc}"))
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc}", query=query))
+
+
+def _without_secrets(query: str) -> str:
+    """A URL's query less its `SECRET_PARAMS` (the others as written)."""
+    kept = [p for p in query.split("&")
+            if unquote_plus(p.partition("=")[0]).lower() not in SECRET_PARAMS]  # fmt: skip
+    return "&".join(kept)
