@@ -204,6 +204,7 @@ def _ends_alike(name: tuple[tuple[str, ...], ...], symbol: tuple[tuple[str, ...]
 
 
 _MORE = re.compile(r" \(\+\d+ more\)$")  # the slicer's note of merged names not listed
+_PART = re.compile(r" \(part \d+/\d+\)$")  # a declaration cut for the budget
 
 
 @lru_cache(maxsize=16384)
@@ -212,9 +213,14 @@ def declared(symbol: str, title: str) -> tuple[str, ...]:
     neighbours into it, each one its title lists (`Context: forward, invoke` with symbol
     `Context.forward` declares `Context.forward` and `Context.invoke`; `gen_salt, _hash` with
     symbol `gen_salt` declares both). The title is read so only when it lists the symbol's
-    own name first, as the slicer writes it."""
+    own name first, as the slicer writes it. The slice holding a class's header carries the
+    class as its symbol and is titled by the member it opens with (`Client.stream`, or
+    `Client: stream, close` when merged): it declares the class and those members."""
     parent, _, own = symbol.rpartition(".")
-    listed = _MORE.sub("", title)
+    listed = _MORE.sub("", _PART.sub("", title))
+    if listed.startswith((symbol + ".", symbol + ": ")):
+        members = listed[len(symbol) + 1 :].strip().split(", ")
+        return (symbol, *(f"{symbol}.{member}" for member in members if member))
     if parent and listed.startswith(parent + ": "):
         listed = listed[len(parent) + 2 :]
     names = listed.split(", ")

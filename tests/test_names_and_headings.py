@@ -135,7 +135,8 @@ def test_a_dotted_name_that_names_a_declaration_exactly_puts_it_first(tmp_path):
         "src/lib/client.py": method("Client", "stream", "Read lazily.", "close", "Close."),
     }
     hits = ranked(indexed_tree(tmp_path, files, "code"), "httpx.Client.stream", per_doc=None)
-    assert hits[0].symbol == "Client.stream"
+    # The slice opening with `class Client:` carries the class's symbol, titled by its member.
+    assert (hits[0].symbol, hits[0].title) == ("Client", "Client.stream")
     exact = hits[0].ranking.name_score
     other = next(h for h in hits if h.symbol == "stream_client").ranking.name_score
     assert exact is not None and other is not None and exact > other
@@ -143,6 +144,15 @@ def test_a_dotted_name_that_names_a_declaration_exactly_puts_it_first(tmp_path):
 
 def test_a_slice_of_merged_declarations_declares_each_name_its_title_lists():
     from index.ranking import declared
+
+    # The slice holding a class's header declares the class and the members it opens with.
+    assert declared("Client", "Client.stream") == ("Client", "Client.stream")
+    assert declared("Client", "Client: stream, close (+2 more)") == (
+        "Client",
+        "Client.stream",
+        "Client.close",
+    )
+    assert declared("Client", "Client (part 1/2)") == ("Client",)
 
     assert declared("Context.forward", "Context: forward, invoke") == (
         "Context.forward",
