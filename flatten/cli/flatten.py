@@ -45,6 +45,7 @@ from flatten.cli.options import (
     read_config,
     settings_options,
     source_records,
+    stdout_dash,
 )  # fmt: skip
 
 # The codec, the writer and the progress line load when a command runs, not for --help.
@@ -79,6 +80,7 @@ def flatten_command(
     header: Header = None,
     kind: KindOption = Kind.docs,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
+                      callback=stdout_dash,
                       help="Write JSONL here (atomically) \\[default: stdout].")] = None,
     include: Include = None,
     exclude: Exclude = None,

@@ -33,6 +33,11 @@ class Kind(StrEnum):
     auto = "auto"
 
 
+def stdout_dash(path: Path | None) -> Path | None:
+    """`-o -` writes to stdout, as most tools read it (leaving `-o` out says the same)."""
+    return None if path is not None and str(path) == "-" else path
+
+
 def size_text(size: int) -> str:
     """Bytes as the shortest exact size `parse_size` reads back: 1048576 -> `1MiB`."""
     for suffix, unit in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):

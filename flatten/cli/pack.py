@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flatten.cli.flatten import flatten_command, run_flatten
-from flatten.cli.options import with_options_of
+from flatten.cli.options import stdout_dash, with_options_of
 
 if TYPE_CHECKING:  # the packer and the writer load when `pack` runs, not for --help
     from flatten.pack import Pack
@@ -44,6 +44,7 @@ def pack_command(
                         help="cl100k_base (tiktoken, bundled vocabulary), or estimate "
                         "(characters / 4).")] = Encoding.cl100k_base,
     output: Annotated[Path | None, typer.Option("-o", "--output", show_default=False,
+                      callback=stdout_dash,
                       help="Write the pack here (atomically) \\[default: stdout].")] = None,
     **options: Any,
 ) -> None:  # fmt: skip
