@@ -34,7 +34,9 @@ def _attribute(block: Any, name: str) -> str | None:
 
 
 def block_address(block: Any) -> tuple[str, str | None]:
-    """(title, symbol) for a top-level block: `aws_eks_cluster.main`, `var.region`, ..."""
+    """(title, symbol) for a top-level block: `aws_eks_cluster.main`, `var.region`, ...
+    `moved`, `import` and `removed` blocks name an address they do not declare: no symbol,
+    so a question naming the resource finds its declaration, not a short block about it."""
     kind = node_text(block.children[0])
     labels = _labels(block)
     if kind == "resource" and len(labels) >= 2:
@@ -49,13 +51,13 @@ def block_address(block: Any) -> tuple[str, str | None]:
         return address, address
     if kind == "moved":
         source, target = _attribute(block, "from"), _attribute(block, "to")
-        return f"moved {source} -> {target}", target
+        return f"moved {source} -> {target}", None
     if kind == "import":
         target = _attribute(block, "to")
-        return f"import {target}", target
+        return f"import {target}", None
     if kind == "removed":
         source = _attribute(block, "from")
-        return f"removed {source}", source
+        return f"removed {source}", None
     title = ".".join([kind, *labels])
     return title, title if labels else None
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slicers import SliceOptions, slice_text
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, indexed_tree
 from tests.slicer_invariants import assert_covers
 
 MODULE = FIXTURES / "terraform" / "modules" / "eks"
@@ -35,6 +35,18 @@ def test_blocks_are_titled_with_their_addresses_and_true_line_ranges():
         ("removed aws_security_group.legacy", 72, 77),
     ]
     assert not result.syntax_error
+    # moved/import/removed name an address they do not declare.
+    assert [s.symbol for s in result.slices][-4:] == ["module.vpc", None, None, None]
+
+
+def test_a_question_naming_a_resource_finds_its_declaration_before_an_import_of_it(tmp_path):
+    from index.search import SearchOptions, search
+    from index.store import Store
+
+    store_dir = indexed_tree(tmp_path, {"main.tf": (MODULE / "main.tf").read_text()}, "tf")
+    with Store.open(store_dir, readonly=True) as opened:
+        hits = search(opened, "aws_eks_cluster", SearchOptions(per_doc=None)).results
+    assert (hits[0].title, hits[0].start_line) == ("aws_eks_cluster.main", 44)
 
 
 def test_leading_comments_belong_to_the_block_below():
