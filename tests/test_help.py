@@ -7,6 +7,7 @@ usage line, help on every option and argument, one name per concept, and the def
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -229,3 +230,20 @@ if __name__ == "__main__":
     artefacts = all_artefacts()
     print("\n".join(artefacts))
     print(f"{len(artefacts)} help artefacts")
+
+
+def test_the_apps_own_help_reads_well():
+    # The app's options as a command's (no `<bool>` beside a flag), and each command's summary
+    # wrapped as one paragraph: a docstring's own line break used to cut a sentence mid-row.
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", "--help"], capture_output=True, text=True, timeout=60,
+        cwd=PROJECT, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert text_artefacts("docs-flatten", proc.stdout) == []
+    box = [line.strip("│") for line in proc.stdout.split("Commands")[1].splitlines()[1:-1]]
+    inner = len(box[0]) - 1  # the box's width inside its borders, less the right padding
+    for row, below in itertools.pairwise(box):
+        if below.startswith(" " * 3):  # the summary goes on: did its next word fit above?
+            assert len(row.rstrip()) + 1 + len(below.split()[0]) > inner, (row, below)
+    assert len(box) >= len(COMMANDS)

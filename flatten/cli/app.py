@@ -17,8 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from flatten._version import __version__
-from flatten.cli.coerce import use_plain_coercion
-from flatten.cli.help import Command, command_class
+from flatten.cli.help import Command, command_class, readable_params
 from flatten.cli.stopping import stop_on_sigterm
 from flatten.errors import FlattenError, interrupted_exit_code
 
@@ -48,6 +47,13 @@ COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
 ]  # fmt: skip
 
 
+def _summary(command: Callable[..., Any]) -> str | None:
+    """The first paragraph of a command's docstring on one line, for the app's command list
+    (rich keeps the docstring's own line breaks, which cut a sentence in the middle)."""
+    paragraph = (command.__doc__ or "").strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split()) or None
+
+
 class _Commands(Mapping[str, Any]):
     """The app's commands by name, in `COMMANDS` order, each built when first asked for: a
     command's module is imported then, so `flatten` never imports the index's modules."""
@@ -63,7 +69,9 @@ class _Commands(Mapping[str, Any]):
             command = getattr(importlib.import_module(f"flatten.cli.{module}"), function)
             # A Typer of its own only to record the command as `app.command` would.
             holder = typer.Typer()
-            holder.command(name, **{"cls": Command, **settings})(reports_errors(command))
+            holder.command(name, **{"cls": Command, "short_help": _summary(command), **settings})(
+                reports_errors(command)
+            )
             self._built[name] = typer.main.get_command_from_info(
                 holder.registered_commands[0],
                 pretty_exceptions_short=app.pretty_exceptions_short,
@@ -80,7 +88,7 @@ class _Commands(Mapping[str, Any]):
 
 class _App(TyperGroup):
     """The app itself: typer's group with its commands built on demand, and its options
-    coerced as the commands' are (`flatten.cli.coerce`)."""
+    shown and coerced as the commands' are (`flatten.cli.help.readable_params`)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -90,9 +98,7 @@ class _App(TyperGroup):
         return list(self.commands)  # the names alone: typer's would build every command
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        use_plain_coercion(params)
-        return params
+        return readable_params(super().get_params(ctx))
 
 
 app = typer.Typer(

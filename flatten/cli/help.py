@@ -30,16 +30,7 @@ class Command(TyperCommand):
     aliases: ClassVar[dict[str, str]] = {}
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
-                param.metavar = ""  # a flag takes no value: nothing to show beside it
-            elif type(param) is TyperArgument and param.nargs != 1:
-                # typer builds its own argument objects (no class hook): re-class them, the
-                # state is the same, only `display_type` differs.
-                param.__class__ = ListArgument
-        use_plain_coercion(params)  # no pydantic for values plainly valid
-        return params
+        return readable_params(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if self.aliases:
@@ -53,6 +44,20 @@ class Command(TyperCommand):
 
                 json_usage_error(exc, ctx)  # a script's --json reads it too; exit 2 stays
             raise
+
+
+def readable_params(params: list[Any]) -> list[Any]:
+    """A command's (or the app's) parameters as its help shows them, coerced without pydantic
+    where their values are plainly valid."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""  # a flag takes no value: nothing to show beside it
+        elif type(param) is TyperArgument and param.nargs != 1:
+            # typer builds its own argument objects (no class hook): re-class them, the
+            # state is the same, only `display_type` differs.
+            param.__class__ = ListArgument
+    use_plain_coercion(params)  # no pydantic for values plainly valid
+    return params
 
 
 def _respell(arg: str, aliases: dict[str, str]) -> str:
