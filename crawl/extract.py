@@ -140,8 +140,9 @@ def content_containers(tree: Any) -> list[Any]:
     inside another (no text twice) or inside page furniture (a related post's teaser in an
     `<aside>`). Containers the page hides (themselves or an ancestor: `hidden`, an inline
     `display: none`) give way to shown ones, so text no reader sees (an injected prompt in a
-    hidden `<article>`) never stands in for the page; only when every candidate is hidden (a
-    page its scripts show whole) are the hidden ones read. The body when none matches."""
+    hidden `<article>`) never stands in for the page. When every candidate is hidden, the body
+    is read if it shows text of its own (its hidden parts are dropped later), else the hidden
+    candidates (a page its scripts show whole). The body when none matches."""
     furniture = Ancestry(lambda n: n.tag in _FURNITURE)
     hidden = Ancestry(hides)
     fallback: list[Any] = []
@@ -151,9 +152,23 @@ def content_containers(tree: Any) -> list[Any]:
         if shown:
             return outermost(shown)
         fallback = fallback or found
-    if fallback:
+    if fallback and not _shows_text(tree.body, hidden):
         return outermost(fallback)
     return [tree.body] if tree.body is not None else []
+
+
+def _shows_text(body: Any, hidden: Ancestry) -> bool:
+    """Whether `body` holds text outside every element the page hides (and outside scripts)."""
+    if body is None:
+        return False
+    for node in body.traverse(include_text=True):
+        if node.tag == "-text" and (node.text_content or "").strip():
+            parent = node.parent
+            if parent is not None and parent.tag in ("script", "style", "template", "noscript"):
+                continue
+            if not (parent is not None and hides(parent)) and not hidden.below_mark(node):
+                return True
+    return False
 
 
 _FURNITURE = frozenset({"nav", "header", "footer", "aside", "template", "noscript"})
