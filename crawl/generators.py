@@ -164,18 +164,24 @@ def prepare(main: Any) -> None:
     # Hidden tab panels are content (Docusaurus hides them with `hidden`, sphinx-tabs too), but
     # only panels a tab bar opens: those beside a `[role=tablist]`, each after its label. A
     # hidden "panel" no tab opens is hidden text like any other.
+    # One look per tab bar's parent, however many bars share it: asking the parent once per
+    # bar would take bars x panels (4,000 bars beside each other: a minute).
+    groups: dict[int, tuple[Any, list[Any]]] = {}
     for tabs in main.css("[role=tablist]"):
-        labels = [" ".join(t.text(deep=True).split()) for t in tabs.css("[role=tab]")]
-        panels = tabs.parent.css("[role=tabpanel]") if tabs.parent is not None else []
+        if tabs.parent is not None:
+            groups.setdefault(tabs.parent.mem_id, (tabs.parent, []))[1].append(tabs)
+    for parent, bars in groups.values():
+        panels = parent.css("[role=tabpanel]")
         for panel in panels:
             if "hidden" in panel.attrs:
                 del panel.attrs["hidden"]
             if hides_itself(panel):
                 del panel.attrs["style"]
-        if len(labels) == len(panels):
+        labels = [" ".join(t.text(deep=True).split()) for t in bars[0].css("[role=tab]")]
+        if len(bars) == 1 and len(labels) == len(panels):
             for label, panel in zip(labels, panels, strict=True):
                 panel.insert_before(label)
-            tabs.decompose()
+            bars[0].decompose()
     for tabbed in main.css(".tabbed-set"):  # MkDocs Material (pymdownx.tabbed)
         labels = [" ".join(t.text(deep=True).split()) for t in tabbed.css(".tabbed-labels label")]
         blocks = tabbed.css(".tabbed-block")

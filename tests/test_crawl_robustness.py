@@ -162,6 +162,15 @@ def test_tab_panels_hidden_inline_are_content_with_their_labels():
     assert text.index("conda\n") < text.index("conda install x")
 
 
+def test_thousands_of_tab_bars_side_by_side_keep_every_panel_once():
+    # Each bar used to search its parent for panels: 4,000 bars beside each other took a minute.
+    bar = "<div role='tablist'><b role='tab'>tab{i}</b></div>"
+    panel = "<div role='tabpanel' hidden><p>panel{i}.</p></div>"
+    bars = "".join((bar + panel).format(i=i) for i in range(4000))
+    text = content(records({"/": html(f"<h1>Tabs</h1>{bars}")}))
+    assert all(text.count(f"panel{i}.") == 1 for i in range(4000))
+
+
 # --- ordered lists -----------------------------------------------------------------------------
 
 
