@@ -36,6 +36,7 @@ from crawl.generators import (
     admonition_title,
     generated_index,
     hidden_inline,
+    hides,
     prepare,
     whole_book,
 )
@@ -108,7 +109,8 @@ def extract(html: str, url: str) -> Extracted:
     for container in containers:
         prepare(container)
         for noise in container.css(CHROME):
-            noise.decompose()
+            if noise.mem_id != container.mem_id:  # a css() match may be the container itself
+                noise.decompose()
         for noise in hidden_inline(container):
             noise.decompose()
         _blocks(container, lines, "", 0)
@@ -136,13 +138,37 @@ def content_containers(tree: Any) -> list[Any]:
     """The page's main content: every match of the first container selector that matches
     (a blog page's several `<article>`s, a page's two `<main>`s), in document order, none
     inside another (no text twice) or inside page furniture (a related post's teaser in an
-    `<aside>`). The body when none matches."""
+    `<aside>`). Containers the page hides (themselves or an ancestor: `hidden`, an inline
+    `display: none`) give way to shown ones, so text no reader sees (an injected prompt in a
+    hidden `<article>`) never stands in for the page. When every candidate is hidden, the body
+    is read if it shows text of its own (its hidden parts are dropped later), else the hidden
+    candidates (a page its scripts show whole). The body when none matches."""
     furniture = Ancestry(lambda n: n.tag in _FURNITURE)
+    hidden = Ancestry(hides)
+    fallback: list[Any] = []
     for selector in MAIN_CONTAINERS:
         found = [n for n in tree.css(selector) if not furniture.below_mark(n)]
-        if found:
-            return outermost(found)
+        shown = [n for n in found if not hides(n) and not hidden.below_mark(n)]
+        if shown:
+            return outermost(shown)
+        fallback = fallback or found
+    if fallback and not _shows_text(tree.body, hidden):
+        return outermost(fallback)
     return [tree.body] if tree.body is not None else []
+
+
+def _shows_text(body: Any, hidden: Ancestry) -> bool:
+    """Whether `body` holds text outside every element the page hides (and outside scripts)."""
+    if body is None:
+        return False
+    for node in body.traverse(include_text=True):
+        if node.tag == "-text" and (node.text_content or "").strip():
+            parent = node.parent
+            if parent is not None and parent.tag in ("script", "style", "template", "noscript"):
+                continue
+            if not (parent is not None and hides(parent)) and not hidden.below_mark(node):
+                return True
+    return False
 
 
 _FURNITURE = frozenset({"nav", "header", "footer", "aside", "template", "noscript"})

@@ -31,6 +31,9 @@ CHROME = ", ".join((
     # Any site: page furniture, never documentation. Not an <aside> that docutils (so Sphinx)
     # writes for the text's own footnotes and topics, nor an aside admonition.
     "nav, header, footer, script, style, noscript, template, form, button, iframe, svg",
+    # Shown to no reader: a closed <dialog>; a media element's fallback text (only browsers
+    # without the element show it); a form control's options (a version picker).
+    "dialog:not([open]), video, audio, canvas, select",
     "aside:not(.footnote-list, .footnote, [role=doc-footnote], .admonition, .topic)",
     # `hidden=until-found` is collapsed text a browser's find-in-page opens: content.
     "[hidden]:not([hidden=until-found]), [aria-hidden=true]",
@@ -73,6 +76,14 @@ _HIDING_STYLE = re.compile(
 
 def hides_itself(node: Any) -> bool:
     return bool(_HIDING_STYLE.search(node.attributes.get("style") or ""))
+
+
+def hides(node: Any) -> bool:
+    """Whether the page hides `node` from every reader: its `hidden` attribute (but
+    `until-found`, which find-in-page opens) or its own inline style. Not `aria-hidden`: that
+    hides from screen readers only (an app root while a modal is open)."""
+    attrs = node.attributes
+    return ("hidden" in attrs and attrs.get("hidden") != "until-found") or hides_itself(node)
 
 
 def hidden_inline(container: Any) -> list[Any]:
@@ -150,18 +161,27 @@ def prepare(main: Any) -> None:
     for header in main.css("header"):
         if header.css_first("h1") is not None:  # Docusaurus: the page's H1 sits in a <header>
             header.unwrap()
-    for panel in main.css("[role=tabpanel]"):  # hidden tabs are content (Docusaurus: `hidden`)
-        if "hidden" in panel.attrs:
-            del panel.attrs["hidden"]
-        if hides_itself(panel):
-            del panel.attrs["style"]
-    for tabs in main.css("[role=tablist]"):  # a label before each panel; the bar goes
-        labels = [" ".join(t.text(deep=True).split()) for t in tabs.css("[role=tab]")]
-        panels = tabs.parent.css("[role=tabpanel]") if tabs.parent is not None else []
-        if len(labels) == len(panels):
+    # Hidden tab panels are content (Docusaurus hides them with `hidden`, sphinx-tabs too), but
+    # only panels a tab bar opens: those beside a `[role=tablist]`, each after its label. A
+    # hidden "panel" no tab opens is hidden text like any other.
+    # One look per tab bar's parent, however many bars share it: asking the parent once per
+    # bar would take bars x panels (4,000 bars beside each other: a minute).
+    groups: dict[int, tuple[Any, list[Any]]] = {}
+    for tabs in main.css("[role=tablist]"):
+        if tabs.parent is not None:
+            groups.setdefault(tabs.parent.mem_id, (tabs.parent, []))[1].append(tabs)
+    for parent, bars in groups.values():
+        panels = parent.css("[role=tabpanel]")
+        for panel in panels:
+            if "hidden" in panel.attrs:
+                del panel.attrs["hidden"]
+            if hides_itself(panel):
+                del panel.attrs["style"]
+        labels = [" ".join(t.text(deep=True).split()) for t in bars[0].css("[role=tab]")]
+        if len(bars) == 1 and len(labels) == len(panels):
             for label, panel in zip(labels, panels, strict=True):
                 panel.insert_before(label)
-            tabs.decompose()
+            bars[0].decompose()
     for tabbed in main.css(".tabbed-set"):  # MkDocs Material (pymdownx.tabbed)
         labels = [" ".join(t.text(deep=True).split()) for t in tabbed.css(".tabbed-labels label")]
         blocks = tabbed.css(".tabbed-block")

@@ -156,3 +156,30 @@ def test_any_bytes_under_any_content_type_decode(body, content_type):
 ])  # fmt: skip
 def test_the_nesting_bound_is_never_fooled_low(html, deep):
     assert nests_deeper_than(html, MAX_PARSE_DEPTH) is deep
+
+
+_CONTAINERS = ["main", "article", "div role='main'", "div class='body'", "section", "div"]
+_HIDING = ["hidden", "style='display:none'", "style='visibility: hidden !important'"]
+
+
+@st.composite
+def _page_with_hidden_text(draw: st.DrawFn) -> str:
+    """A shown container with the page's text, and, before or after it, hidden text (in a
+    hidden container, or a hidden element in a container), each container of a random kind."""
+    shown = draw(st.sampled_from(_CONTAINERS))
+    hider = draw(st.sampled_from(_CONTAINERS))
+    hiding = draw(st.sampled_from(_HIDING))
+    inner = draw(st.sampled_from(_CONTAINERS))
+    hidden = (f"<{hider} {hiding}><{inner}><p>SECRET PROMPT</p></{inner.split()[0]}>"
+              f"</{hider.split()[0]}>")  # fmt: skip
+    page = f"<{shown}><h1>Shown title</h1><p>Shown text.</p></{shown.split()[0]}>"
+    body = hidden + page if draw(st.booleans()) else page + hidden
+    return f"<html><body>{body}</body></html>"
+
+
+@settings(max_examples=150, deadline=None)
+@given(_page_with_hidden_text())
+def test_text_the_page_hides_never_comes_out_and_the_shown_text_does(page: str) -> None:
+    got = extract(page, "http://127.0.0.1/docs/")
+    assert "SECRET PROMPT" not in got.markdown
+    assert "Shown text." in got.markdown
