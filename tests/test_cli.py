@@ -470,6 +470,8 @@ def docs_store(tmp_path_factory) -> Path:
         ("docs/Guide/Install.MD", "docs/guide/install.md"),
         ("install.md", "docs/guide/install.md"),  # the name without its folder
         ("docs/reference/cli.md", "docs/reference/cli.rst"),
+        ("docs-tree/docs/guide/install.md", "docs/guide/install.md"),  # with the folder indexed
+        ("/home/me/docs-tree/docs/guide/install.md", "docs/guide/install.md"),
     ],
 )
 def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant):
