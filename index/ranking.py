@@ -182,7 +182,9 @@ def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
     - A dotted name in the query that ends as the symbol does (or the symbol as it does), over
       two parts or more (`httpx.Client.stream` and `Client.stream`), names the declaration
       exactly: every part's words count in full, and the whole name once more (a phrase's IDF),
-      so the declaration named outranks one whose name only has the same words."""
+      so the declaration named outranks one whose name only has the same words.
+    - A compound name written verbatim (`model_validate`) counts once more: its stems are
+      another declaration's too (`model_validator`)."""
     parts = _parts_stems(symbol)
     if not parts or named.stems.isdisjoint(_declared_stems((symbol,))):
         return 0.0
@@ -191,9 +193,20 @@ def declared_score(planned: QueryPlan, named: Named, symbol: str) -> float:
     exact = next((n for name, n in named.dotted if _ends_alike(name, parts)), None)
     if exact is not None:
         return planned.terms[exact].idf + sum(planned.terms[n].idf for n in own | outer)
-    return sum(planned.terms[n].idf for n in own) + OUTER_SHARE * sum(
-        planned.terms[n].idf for n in outer
+    verbatim = sum(planned.terms[n].idf for n in own if _writes(planned.terms[n].word, symbol))
+    return (
+        sum(planned.terms[n].idf for n in own)
+        + verbatim
+        + OUTER_SHARE * sum(planned.terms[n].idf for n in outer)
     )
+
+
+def _writes(word: str, symbol: str) -> bool:
+    """Does a query word write the declaration's own name out, and is that name a compound
+    (`model_validate`)? Stems make `model_validate` and `model_validator` one name; the word
+    written verbatim says which (a plain word, `client`, is prose as often as a name)."""
+    own = symbol.rpartition(".")[2]
+    return word == own.casefold() and len(words_of(own)) > 1
 
 
 def _ends_alike(name: tuple[tuple[str, ...], ...], symbol: tuple[tuple[str, ...], ...]) -> bool:

@@ -2,7 +2,8 @@
 
 A source is typed or copied by hand: with a trailing slash or `./` in front, with the `#ordinal`
 of a token or the `:lines` of a citation still on it, in another case, without its folder, with
-another extension, a letter off, or it names a folder. The index is asked for its sources only
+another extension, a letter off, under the folder it was indexed from (`pkg/_client.py`, an
+absolute path), or it names a folder. The index is asked for its sources only
 when a document was not found (never on the way to a hit).
 """
 
@@ -44,7 +45,7 @@ def meant(wanted: str, known: Sequence[str], limit: int = SUGGESTED) -> Meant:
     if inside:
         return Meant(inside[:limit], folder=bare, total=len(inside))
     folded = bare.casefold()
-    for same in (_casefolded, _by_name, _by_stem):
+    for same in (_casefolded, _by_name, _under_root, _by_stem):
         found = sorted({s for s in known if same(s, folded)})
         if found:
             return Meant(found[:limit])
@@ -91,6 +92,12 @@ def _casefolded(source: str, folded: str) -> bool:
 def _by_name(source: str, folded: str) -> bool:
     """A file name given without its folder."""
     return "/" not in folded and source.casefold().rsplit("/", 1)[-1] == folded
+
+
+def _under_root(source: str, folded: str) -> bool:
+    """The path with the folder the corpus was indexed from before it (`httpx/_client.py`,
+    `/home/me/repo/docs/x.md`): it ends with the source on whole segments."""
+    return folded.endswith("/" + source.casefold())
 
 
 def _by_stem(source: str, folded: str) -> bool:

@@ -470,6 +470,8 @@ def docs_store(tmp_path_factory) -> Path:
         ("docs/Guide/Install.MD", "docs/guide/install.md"),
         ("install.md", "docs/guide/install.md"),  # the name without its folder
         ("docs/reference/cli.md", "docs/reference/cli.rst"),
+        ("docs-tree/docs/guide/install.md", "docs/guide/install.md"),  # with the folder indexed
+        ("/home/me/docs-tree/docs/guide/install.md", "docs/guide/install.md"),
     ],
 )
 def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant):
@@ -515,3 +517,28 @@ def test_a_usage_error_without_json_prints_nothing_on_stdout():
     for args in (("search", "docker", "--bogus"), ("search", "--", "--json", "--bogus")):
         result = run_cli(*args)
         assert result.code == 2 and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, code, reason",
+    [
+        (("search", "%", "--json"), 2, "bad-query"),
+        (("search", "%", "--json-object"), 2, "bad-query"),
+        (("search", "docker", "--json", "--corpus", "nope"), 2, "unknown-corpus"),
+        (("get", "kubernetes/operators.txt", "--json"), 1, "no-document"),
+    ],
+)
+def test_a_query_command_failure_under_json_is_also_a_json_error_object(docs_store, args,
+                                                                        code, reason):  # fmt: skip
+    """A script reading --json gets the failure on stdout in the usage error's shape, not an
+    empty stdout it cannot tell from a crash; people still read it on stderr."""
+    result = run_cli(args[0], "--store", docs_store, *args[1:])
+    assert_clean_failure(result, code)
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and answer["command"] == args[0]
+    assert answer["error"]["reason"] == reason and answer["error"]["message"], answer
+
+
+def test_a_query_command_failure_without_json_prints_nothing_on_stdout(docs_store):
+    result = run_cli("search", "%", "--store", docs_store)
+    assert result.code == 2 and result.stdout == ""

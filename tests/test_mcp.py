@@ -361,3 +361,15 @@ def test_a_port_in_use_is_a_named_failure(corpus):
         port = taken.getsockname()[1]
         result = run_cli("mcp", "--store", store_of(corpus), "--http", str(port))
     assert_clean_failure(result, 1, f"cannot listen on 127.0.0.1:{port}")
+
+
+def test_a_call_to_a_tool_not_served_is_a_json_answer_naming_the_served_tools(corpus):
+    """Every answer an agent reads is JSON with a status: a tool this server was not started
+    with (knowledge_get without --tools) says which tools it has and how to get the others."""
+    got = session(params("--store", store_of(corpus)),
+                  ("knowledge_get", {"source": "docs/guide.md"}), ("rm_rf", {}))  # fmt: skip
+    assert got["errors"] == [True, True]
+    for answer, name in zip(got["answers"], ("knowledge_get", "rm_rf"), strict=True):
+        assert answer["status"] == "unknown_tool", answer
+        assert name in answer["message"] and "knowledge_search" in answer["message"]
+    assert "--tools" in got["answers"][0]["message"]

@@ -231,3 +231,17 @@ def test_a_slice_always_declares_its_own_symbol_first(symbol, title):
     from index.ranking import declared
 
     assert declared(symbol, title)[0] == symbol
+
+
+def test_a_compound_name_written_verbatim_outranks_one_of_the_same_stems(tmp_path):
+    # `model_validate` and `model_validator` stem alike; the query writes the first one out.
+    files = {
+        **FILLER,
+        "src/lib/functional.py": function(
+            "model_validator", "Decorate a model validate step: model validate, validate model."
+        ),
+        "src/lib/main.py": function("model_validate", "Check the data."),
+    }
+    hits = ranked(indexed_tree(tmp_path, files, "code"), "model_validate", per_doc=None)
+    scores = {h.symbol: h.ranking.name_score for h in hits}
+    assert scores["model_validate"] > scores["model_validator"], scores

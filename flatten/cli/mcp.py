@@ -245,7 +245,8 @@ def _json(answer: dict[str, Any]) -> str:
 def _server_class() -> type["MCPServer"]:
     """The SDK's server, answering arguments that break a tool's input schema with a sentence
     built from that schema (`status: bad_argument`, an error result the model can act on)
-    instead of the validator's report; an optional argument sent as null takes its default.
+    instead of the validator's report, and a tool it does not serve with the ones it does
+    (`status: unknown_tool`); an optional argument sent as null takes its default.
     Over stdio, unreadable lines are answered and requests in flight at the end of input are
     answered before it stops (`mcp_stdio`)."""
     from mcp.server.mcpserver import MCPServer
@@ -253,8 +254,13 @@ def _server_class() -> type["MCPServer"]:
     from mcp_types import CallToolResult, TextContent
     from pydantic import ValidationError
 
-    from flatten.cli.mcp_arguments import explain, unknown_arguments, without_nulls
+    from flatten.cli.mcp_arguments import explain, unknown_arguments, unknown_tool, without_nulls
     from index.text import clean_json
+
+    def _error(status: str, message: str) -> CallToolResult:
+        answer = clean_json({"status": status, "message": message})
+        return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
+                              is_error=True)  # fmt: skip
 
     class Server(MCPServer):
         _schemas: dict[str, dict[str, Any]] | None = None
@@ -263,8 +269,8 @@ def _server_class() -> type["MCPServer"]:
             if self._schemas is None:
                 self._schemas = {t.name: t.input_schema for t in await self.list_tools()}
             schema = self._schemas.get(name)
-            if schema is None:  # an unknown tool: the SDK's own error
-                return await super().call_tool(name, arguments, context)
+            if schema is None:
+                return _error("unknown_tool", unknown_tool(name, list(self._schemas), ALL_TOOLS))
             problem = unknown_arguments(name, schema, arguments)
             if not problem:
                 try:
@@ -275,9 +281,7 @@ def _server_class() -> type["MCPServer"]:
                         raise
                     problem = explain(name, schema, exc.__cause__.errors(include_url=False),
                                       arguments)  # fmt: skip
-            answer = clean_json({"status": "bad_argument", "message": problem})
-            return CallToolResult(content=[TextContent(type="text", text=_json(answer))],
-                                  is_error=True)  # fmt: skip
+            return _error("bad_argument", problem)
 
         async def run_stdio_async(self) -> None:
             from flatten.cli.mcp_stdio import serve_stdio

@@ -16,6 +16,15 @@ SHOWN_CHARS = 40  # a rejected value or name is echoed cut to this: enough to re
 SHOWN_NAMES = 5  # unknown argument names listed at most
 
 
+def unknown_tool(tool: str, served: Sequence[str], known: Sequence[str]) -> str:
+    """A sentence naming the tools this server has, and the `--tools` that serves one it was
+    not started with (an agent's config may list every tool; the SDK's reply is bare text)."""
+    has = f"this server has {', '.join(served)}"
+    if tool in known:
+        return f"{_cut(tool)} is not served here ({has}); start it with --tools {tool} or all."
+    return f"There is no tool {_cut(tool)}; {has}."
+
+
 def unknown_arguments(tool: str, schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str:
     """A sentence naming the arguments the tool does not take, or "" when there are none (a
     misspelt optional argument would otherwise be dropped and its default used in silence)."""

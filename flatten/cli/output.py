@@ -72,9 +72,21 @@ def json_usage_error(exc: UsageError, ctx: Context) -> None:
     JSON a script reads on stdout, in the shape of a failed run's summary (`ok`, `error` with
     `reason`, `message`, `hint`); people still read click's usage text on stderr."""
     kind = _CAMEL.sub("-", type(exc).__name__).lower()  # NoSuchOption -> no-such-option
-    error = {"reason": kind, "message": " ".join(exc.format_message().split()),
-             "hint": f"see `{ctx.command_path} --help`"}  # fmt: skip
-    typer.echo(json.dumps(clean_json({"command": ctx.info_name, "ok": False, "error": error}),
+    _json_error(str(ctx.info_name), kind, exc.format_message(), f"see `{ctx.command_path} --help`")
+
+
+def json_failure(command: str, exc: FlattenError) -> None:
+    """A query command's failure under --json, in the usage error's shape: a script reading
+    stdout learns why (an empty stdout looks like a crash); people read it on stderr."""
+    message, *hint = (
+        line.removeprefix("error: ").removeprefix("hint: ") for line in error_lines(exc)
+    )
+    _json_error(command, exc.reason, message, hint[0] if hint else None)
+
+
+def _json_error(command: str, reason: str, message: str, hint: str | None) -> None:
+    error = {"reason": reason, "message": " ".join(message.split()), "hint": hint}
+    typer.echo(json.dumps(clean_json({"command": command, "ok": False, "error": error}),
                           ensure_ascii=False))  # fmt: skip
 
 

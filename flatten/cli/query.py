@@ -6,6 +6,7 @@ content on stdout.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,25 @@ if TYPE_CHECKING:  # numpy, the vector modules and the search stages load only w
     from index.vectors.stage import VectorTier
 
 T = TypeVar("T")
+C = TypeVar("C", bound=Callable[..., None])
+
+
+def fails_as_json(command: C) -> C:
+    """Under --json (or --json-object) a failure is also a JSON error object on stdout, as a
+    usage error is. Only for commands that print their JSON last, once nothing can fail."""
+    name = command.__name__.removesuffix("_command")
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except FlattenError as exc:
+            if kwargs.get("as_json") or kwargs.get("as_object"):
+                output.json_failure(name, exc)
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
 
 TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=1000, help="How many results.")]
 PathPrefix = Annotated[
@@ -96,6 +116,7 @@ def _vector_tier(
     return VectorTier(store, embedding)  # no request until a query needs one
 
 
+@fails_as_json
 def search_command(
     query: Annotated[
         str | None, typer.Argument(show_default=False, help="What to look for.")
@@ -318,6 +339,7 @@ def _unit_name(unit: tuple[str, ...]) -> str:
     return unit[1] if len(unit) == 2 else f"{unit[1]}#{unit[2]}"
 
 
+@fails_as_json
 def match_command(
     words: Annotated[
         list[str],
@@ -345,6 +367,7 @@ def match_command(
     output.matched(found, words, paths_only)
 
 
+@fails_as_json
 def words_command(
     pattern: Annotated[
         str | None,
@@ -366,6 +389,7 @@ def words_command(
     output.vocabulary(found)
 
 
+@fails_as_json
 def sources_command(
     corpus: Corpus = None, store_dir: StoreDir = None, config: Config = None, as_json: Json = False
 ) -> None:
@@ -378,6 +402,7 @@ def sources_command(
     output.sources(found, unmapped)
 
 
+@fails_as_json
 def show_command(
     token: Annotated[str, typer.Argument(help="<source>#<ordinal>, as search prints it.")],
     corpus: Corpus = None,
@@ -397,6 +422,7 @@ def show_command(
     output.chunk(chunk)
 
 
+@fails_as_json
 def get_command(
     source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
     offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
@@ -433,6 +459,7 @@ def get_command(
     output.page(page, source)
 
 
+@fails_as_json
 def toc_command(
     prefix: Annotated[str, typer.Argument(help="Only sources starting with this.")] = "",
     corpus: Corpus = None,
@@ -447,6 +474,7 @@ def toc_command(
     output.toc(entries)
 
 
+@fails_as_json
 def card_command(
     budget: Annotated[int, typer.Option("--budget", min=50, help="Token budget.")] = 800,
     corpus: Corpus = None,
@@ -461,6 +489,7 @@ def card_command(
         output.card(text)
 
 
+@fails_as_json
 def stats_command(corpus: Corpus = None, store_dir: StoreDir = None, as_json: Json = False) -> None:
     """Corpora, documents, chunks, kinds, size of the index, and its vectors if any."""
     info = _read(store_dir, lambda s: documents.stats(s, corpus=corpus))
