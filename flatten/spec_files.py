@@ -67,31 +67,36 @@ def _text(root: str, inner: str, limit: int) -> str | None:
 
 
 def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
-    """Every file the specs in `directory` refer to, directly or through other such files."""
+    """Every file the specs in `directory` refer to, directly or through other such files.
+
+    The queue holds paths, not texts: a directory of many large specs is read one file at a
+    time (a spec is read twice, once to sniff and once to follow, rather than all held at once).
+    """
     try:
         with os.scandir(os.path.join(root, directory)) as entries:
             names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
     except OSError:
         names = []
-    queue: deque[tuple[str, str]] = deque()
+    queue: deque[str] = deque()
     for name in names:
         inner = posixpath.join(directory, name) if directory else name
         if suffix_of(name).lower() not in SPEC_SUFFIXES:
             continue
         text = _text(root, inner, limit)
         if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
-            queue.append((inner, text))
-    seen = {inner for inner, _ in queue}
+            queue.append(inner)
+    seen = set(queue)
     titles: dict[str, str] = {}
     while queue:
-        referrer, text = queue.popleft()
+        referrer = queue.popleft()
+        text = _text(root, referrer, limit)
+        if text is None:
+            continue
         for target, title in local_refs(parse_spec(text), referrer).items():
             if not titles.get(target):
                 titles[target] = title
             if target in seen or len(seen) >= MAX_FILES:
                 continue
             seen.add(target)
-            found = _text(root, target, limit)
-            if found is not None:
-                queue.append((target, found))
+            queue.append(target)
     return titles

@@ -156,3 +156,55 @@ def test_roles_come_from_the_referring_side_and_specific_ones_win():
     assert local_refs(spec, "openapi.yaml") == {
         "a.yaml": "/a", "op.yaml": "GET /b", "s.yaml": "schema S", "misc.yaml": ""
     }  # fmt: skip
+
+
+def test_a_whole_file_in_a_schemas_place_is_a_schema_named_by_its_file():
+    # As in prance's test specs: a response's `schema: {$ref: error.json}`, a body parameter's
+    # schema in `./schema/Entity.json`, schemas under properties and allOf.
+    spec = {
+        "swagger": "2.0",
+        "paths": {"/p": {"get": {
+            "parameters": [{"in": "body", "schema": {"$ref": "./schema/Entity.json"}}],
+            "responses": {"200": {"schema": {"$ref": "error.json"}}, "400": {"$ref": "r.yaml"}},
+        }}},
+        "definitions": {"A": {
+            "properties": {"b": {"$ref": "b.yaml"}, "items": {"$ref": "named-items.yaml"}},
+            "allOf": [{"$ref": "base.yaml"}],
+            "items": {"$ref": "defs.yaml#/Item"},
+        }},
+    }  # fmt: skip
+    assert local_refs(spec, "api/spec.yaml") == {
+        "api/schema/Entity.json": "schema Entity", "api/error.json": "schema error",
+        "api/r.yaml": "", "api/b.yaml": "schema b", "api/named-items.yaml": "schema named-items",
+        "api/base.yaml": "schema base", "api/defs.yaml": "",
+    }  # fmt: skip
+
+
+def test_a_response_schema_file_is_titled_as_a_schema(tmp_path):
+    spec = "swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths:\n  /p:\n    get:\n"
+    spec += "      responses:\n        default:\n          schema:\n            $ref: error.json\n"
+    error = '{\n  "required": ["message"],\n  "properties": {"message": {"type": "string"}}\n}\n'
+    write(tmp_path, {"spec.yaml": spec, "error.json": error})
+    titles = {r["source"]: r["title"] for r in flatten(tmp_path)}
+    assert titles["error.json"] == "schema error"
+
+
+def test_a_directory_of_many_specs_is_read_one_spec_at_a_time(tmp_path):
+    """Each spec's text is dropped once its references are taken: a directory of N specs must
+    not hold N texts at once (2,000 specs of 1 MiB each was 2 GB in one worker)."""
+    import tracemalloc
+
+    from flatten.spec_files import referring_title
+
+    padding = "# " + "x" * 998 + "\n"
+    spec = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    $ref: sub/a.yaml\n"
+    specs = {f"spec{i:02}.yaml": spec + padding * 200 for i in range(40)}  # ~200 KB each
+    write(tmp_path, {**specs, "sub/a.yaml": "get:\n  summary: a\n"})
+    tracemalloc.start()
+    try:
+        title = referring_title("memory-run", str(tmp_path), "sub/a.yaml", 1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert title == "/a"
+    assert peak < 10 * 200_000  # a few specs' worth, never all 40 (8 MB)
