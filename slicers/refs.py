@@ -26,11 +26,14 @@ _SCHEMA_KEYS = frozenset(
     ("schema", "items", "additionalProperties", "not", "allOf", "oneOf", "anyOf")
 )
 _PROPERTY_MAPS = frozenset(("properties", "patternProperties"))
-# Top-level keys of the pieces a split spec is made of: path items, operations, schemas. Not
-# `type` or `parameters` alone: package.json and many configs have those.
+# Top-level keys of the pieces a split spec is made of: path items, operations, schemas, and
+# AsyncAPI's channels (2.x publish/subscribe, 3.x address/messages), operations (`action`) and
+# messages (`payload`). Not `type` or `parameters` alone: package.json and many configs have
+# those. A key that also names a config's only costs a look at the directories above it.
 _FRAGMENT_KEYS = (
     "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
     "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
+    "|publish|subscribe|address|messages|action|payload"
 )
 _FRAGMENT = re.compile(
     rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"
@@ -62,7 +65,8 @@ def resolve_ref(referrer: str, ref: str) -> str | None:
 
 def local_refs(data: Any, referrer: str) -> dict[str, str]:
     """The files `data` (a spec, or a piece of one, read from `referrer`) refers to, each with
-    its title there: a route, `GET /route`, `schema Name`, or "" for a file with no role."""
+    its title there: a route, `GET /route`, `schema Name`, `channel name`, `operation name`, or ""
+    for a file with no role."""
     found: dict[str, str] = {}
 
     def note(node: Any, title: str) -> None:
@@ -81,6 +85,11 @@ def local_refs(data: Any, referrer: str) -> dict[str, str]:
             members = _at(data, section)
             for name, member in members.items() if isinstance(members, dict) else ():
                 note(member, f"schema {name}")
+        if "asyncapi" in data:  # titled as slice_openapi titles them in a one-file spec
+            for section, role in (("channels", "channel"), ("operations", "operation")):
+                members = data.get(section)
+                for name, member in members.items() if isinstance(members, dict) else ():
+                    note(member, f"{role} {name}")
     for node, is_schema in _mappings(data):
         ref = node.get("$ref")
         whole_file = isinstance(ref, str) and "#" not in ref.strip().rstrip("#")

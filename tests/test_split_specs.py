@@ -210,3 +210,17 @@ def test_a_directory_of_many_specs_is_read_one_spec_at_a_time(tmp_path):
         tracemalloc.stop()
     assert title == "/a"
     assert peak < total / 3  # a spec or two at a time, never all 30 (9 MB held before)
+
+
+def test_asyncapi_channels_and_operations_in_files_are_titled_by_the_spec(tmp_path):
+    write(tmp_path, {
+        "asyncapi.yaml": "asyncapi: 3.0.0\ninfo: {title: Lights, version: '1'}\nchannels:\n"
+                         "  lightMeasured:\n    $ref: channels/light.yaml\noperations:\n"
+                         "  onLightMeasured:\n    $ref: operations/on-light.yaml\n",
+        "channels/light.yaml": "address: smartylighting/measured\nmessages:\n"
+                               "  lightMeasured:\n    $ref: '#/components/messages/m'\n",
+        "operations/on-light.yaml": "action: receive\nchannel:\n  $ref: ../channels/light.yaml\n",
+    })  # fmt: skip
+    titles = {r["source"]: r["title"] for r in flatten(tmp_path, "--kind", "docs")}
+    assert titles["channels/light.yaml"] == "channel lightMeasured"
+    assert titles["operations/on-light.yaml"] == "operation onLightMeasured"
