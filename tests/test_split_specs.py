@@ -224,3 +224,23 @@ def test_asyncapi_channels_and_operations_in_files_are_titled_by_the_spec(tmp_pa
     titles = {r["source"]: r["title"] for r in flatten(tmp_path, "--kind", "docs")}
     assert titles["channels/light.yaml"] == "channel lightMeasured"
     assert titles["operations/on-light.yaml"] == "operation onLightMeasured"
+
+
+def test_a_lookup_reads_at_most_max_files_of_a_directory_to_find_its_specs(tmp_path, monkeypatch):
+    """MAX_FILES bounds the specs a lookup sniffs and parses in one directory, not only the
+    pieces it follows: 2,500 specs beside one piece were all read and parsed, in every worker."""
+    from flatten import spec_files
+
+    monkeypatch.setattr(spec_files, "MAX_FILES", 4)
+    specs = {
+        f"spec{i}.yaml": f"openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths:\n"
+        f"  /r{i}:\n    $ref: sub/p{i}.yaml\n"
+        for i in range(8)
+    }
+    pieces = {f"sub/p{i}.yaml": "get:\n  summary: s\n" for i in range(8)}
+    write(tmp_path, {**specs, **pieces})
+    titles = [
+        spec_files.referring_title("cap-run", str(tmp_path), f"sub/p{i}.yaml", 1 << 20)
+        for i in range(8)
+    ]
+    assert titles == ["/r0", "/r1", "/r2", "/r3", None, None, None, None]  # sorted: first 4
