@@ -4,8 +4,8 @@ A spec split into files leaves them without their role (`paths/users.yaml` has n
 YAML/JSON file that looks like such a piece is looked up: the specs in its directory and in each
 one above it, up to the root, are read and their local `$ref`s followed file to file. Only files
 below the root are read, each with `read_snapshot` (never through a symbolic link, never past the
-size limit), each once (a cycle of references ends), and at most MAX_FILES from one directory
-both to find its specs and to follow their references.
+size limit), each once (a cycle of references ends), and at most MAX_FILES parsed from one
+directory, its own specs included.
 
 The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
 one spec): `run` names the run, and a new one starts afresh.
@@ -79,19 +79,17 @@ def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
     except OSError:
         names = []
     queue: deque[str] = deque()
-    sniffed = 0
     for name in names:
         inner = posixpath.join(directory, name) if directory else name
         if suffix_of(name).lower() not in SPEC_SUFFIXES:
             continue
-        # MAX_FILES bounds the files read to find the specs too (sorted: the same ones each run),
-        # and so the specs parsed: a directory of thousands is not read whole in every worker.
-        sniffed += 1
-        if sniffed > MAX_FILES:
-            break
         text = _text(root, inner, limit)
         if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
             queue.append(inner)
+            # MAX_FILES bounds the specs parsed too (sorted: the same ones each run). Every file
+            # is sniffed (a cheap look), so a spec beside thousands of its pieces is found.
+            if len(queue) == MAX_FILES:
+                break
     seen = set(queue)
     titles: dict[str, str] = {}
     while queue:

@@ -226,9 +226,10 @@ def test_asyncapi_channels_and_operations_in_files_are_titled_by_the_spec(tmp_pa
     assert titles["operations/on-light.yaml"] == "operation onLightMeasured"
 
 
-def test_a_lookup_reads_at_most_max_files_of_a_directory_to_find_its_specs(tmp_path, monkeypatch):
-    """MAX_FILES bounds the specs a lookup sniffs and parses in one directory, not only the
-    pieces it follows: 2,500 specs beside one piece were all read and parsed, in every worker."""
+def test_a_lookup_parses_at_most_max_files_of_a_directory_s_specs(tmp_path, monkeypatch):
+    """MAX_FILES bounds the specs a lookup parses in one directory, not only the pieces it
+    follows: 2,500 specs beside one piece were all parsed, in every worker. A spec beside more
+    than MAX_FILES other files (its own pieces) is still found."""
     from flatten import spec_files
 
     monkeypatch.setattr(spec_files, "MAX_FILES", 4)
@@ -238,7 +239,13 @@ def test_a_lookup_reads_at_most_max_files_of_a_directory_to_find_its_specs(tmp_p
         for i in range(8)
     }
     pieces = {f"sub/p{i}.yaml": "get:\n  summary: s\n" for i in range(8)}
+    flat = {f"a{i}.yaml": "get:\n  summary: s\n" for i in range(6)}  # sorted before the specs
+    flat["z.yaml"] = (
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a0:\n    $ref: a0.yaml\n"
+    )
+    write(tmp_path / "flat", flat)
     write(tmp_path, {**specs, **pieces})
+    assert spec_files.referring_title("cap-run", str(tmp_path), "flat/a0.yaml", 1 << 20) == "/a0"
     titles = [
         spec_files.referring_title("cap-run", str(tmp_path), f"sub/p{i}.yaml", 1 << 20)
         for i in range(8)
