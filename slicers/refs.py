@@ -42,9 +42,18 @@ _FRAGMENT = re.compile(
 )
 
 
+# Any key of a piece, for minified JSON (see looks_like_fragment).
+_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:")
+
+
 def looks_like_fragment(text: str) -> bool:
-    """A cheap look: a top-level key of a path item, an operation or a schema."""
-    return _FRAGMENT.search(text) is not None
+    """A cheap look: a top-level key of a path item, an operation or a schema. Minified JSON
+    keeps its keys on one line in any order (`{"parameters":[...],"get":...}`, a schema that
+    opens with `title`), so there such a key anywhere will do."""
+    if _FRAGMENT.search(text) is not None:
+        return True
+    body = text.strip()
+    return body[:1] == "{" and "\n" not in body and _FRAGMENT_KEY.search(body) is not None
 
 
 def resolve_ref(referrer: str, ref: str) -> str | None:

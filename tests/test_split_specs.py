@@ -251,3 +251,25 @@ def test_a_lookup_parses_at_most_max_files_of_a_directory_s_specs(tmp_path, monk
         for i in range(8)
     ]
     assert titles == ["/r0", "/r1", "/r2", "/r3", None, None, None, None]  # sorted: first 4
+
+
+def test_minified_pieces_are_found_whatever_their_first_key(tmp_path):
+    """Minified JSON keeps its keys on one line in any order: a path item that opens with
+    `parameters`, a schema that opens with `title`, are pieces all the same."""
+    item = {
+        "parameters": [{"name": "id", "in": "path"}],
+        "get": {"summary": "One", "responses": {}},
+    }
+    schema = {"title": "User", "type": "object", "properties": {"name": {"type": "string"}}}
+    write(tmp_path, {
+        "openapi.yaml": "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n"
+                        "  /users/{id}:\n    $ref: paths/user.json\ncomponents:\n  schemas:\n"
+                        "    User:\n      $ref: schemas/user.json\n",
+        "paths/user.json": json.dumps(item, separators=(",", ":")),
+        "schemas/user.json": json.dumps(schema, separators=(",", ":")),
+    })  # fmt: skip
+    titles: dict[str, set[str]] = {}
+    for r in flatten(tmp_path, "--kind", "docs"):
+        titles.setdefault(r["source"], set()).add(r["title"])
+    assert "GET /users/{id}" in titles["paths/user.json"]
+    assert titles["schemas/user.json"] == {"schema User"}
