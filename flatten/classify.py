@@ -333,11 +333,18 @@ def matches_any(rel_path: str, patterns: tuple[str, ...]) -> bool:
     parts = path_parts(rel_path)
     name = parts[-1] if parts else ""
     return any(
-        fnmatch.fnmatchcase(target, spelling)
-        for pattern in patterns
-        for spelling in _spellings(pattern)
-        for target in (rel_path, name)
+        _glob_matches(target, pattern) for pattern in patterns for target in (rel_path, name)
     )
+
+
+# A pattern with more `**/` than this is matched piece by piece: its spellings number 2**n.
+_MAX_SPELLED_STARS = 5
+
+
+def _glob_matches(target: str, pattern: str) -> bool:
+    if pattern.count("**/") <= _MAX_SPELLED_STARS:
+        return any(fnmatch.fnmatchcase(target, spelling) for spelling in _spellings(pattern))
+    return _pieces_match(target, _pieces(pattern))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -348,3 +355,26 @@ def _spellings(pattern: str) -> tuple[str, ...]:
     if not sep:
         return (pattern,)
     return tuple(head + spelling for rest in _spellings(tail) for spelling in (sep + rest, rest))
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(pattern: str) -> tuple[re.Pattern[str], ...]:
+    """The fnmatch patterns between a pattern's `**/`s, compiled."""
+    return tuple(re.compile(fnmatch.translate(piece)) for piece in pattern.split("**/"))
+
+
+def _pieces_match(target: str, pieces: tuple[re.Pattern[str], ...]) -> bool:
+    """What the spellings answer, in polynomial time: each `**/` between two pieces is nothing
+    or any text up to a `/` (`(?:.*/)?`), so the positions a piece may start at are carried
+    from one piece to the next."""
+    size = len(target)
+    starts = {0}
+    for number, piece in enumerate(pieces):
+        ends = {e for s in starts for e in range(s, size + 1) if piece.fullmatch(target, s, e)}
+        if number == len(pieces) - 1:
+            return size in ends
+        first_end = min(ends, default=size + 1)
+        starts = ends | {j + 1 for j in range(first_end, size) if target[j] == "/"}
+        if not starts:
+            return False
+    return False

@@ -4,7 +4,8 @@ A spec split into files leaves them without their role (`paths/users.yaml` has n
 YAML/JSON file that looks like such a piece is looked up: the specs in its directory and in each
 one above it, up to the root, are read and their local `$ref`s followed file to file. Only files
 below the root are read, each with `read_snapshot` (never through a symbolic link, never past the
-size limit), each once (a cycle of references ends), and at most MAX_FILES from one directory.
+size limit), each once (a cycle of references ends), and at most MAX_FILES parsed from one
+directory, its own specs included.
 
 The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
 one spec): `run` names the run, and a new one starts afresh.
@@ -67,31 +68,40 @@ def _text(root: str, inner: str, limit: int) -> str | None:
 
 
 def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
-    """Every file the specs in `directory` refer to, directly or through other such files."""
+    """Every file the specs in `directory` refer to, directly or through other such files.
+
+    The queue holds paths, not texts: a directory of many large specs is read one file at a
+    time (a spec is read twice, once to sniff and once to follow, rather than all held at once).
+    """
     try:
         with os.scandir(os.path.join(root, directory)) as entries:
             names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
     except OSError:
         names = []
-    queue: deque[tuple[str, str]] = deque()
+    queue: deque[str] = deque()
     for name in names:
         inner = posixpath.join(directory, name) if directory else name
         if suffix_of(name).lower() not in SPEC_SUFFIXES:
             continue
         text = _text(root, inner, limit)
         if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
-            queue.append((inner, text))
-    seen = {inner for inner, _ in queue}
+            queue.append(inner)
+            # MAX_FILES bounds the specs parsed too (sorted: the same ones each run). Every file
+            # is sniffed (a cheap look), so a spec beside thousands of its pieces is found.
+            if len(queue) == MAX_FILES:
+                break
+    seen = set(queue)
     titles: dict[str, str] = {}
     while queue:
-        referrer, text = queue.popleft()
+        referrer = queue.popleft()
+        text = _text(root, referrer, limit)
+        if text is None:
+            continue
         for target, title in local_refs(parse_spec(text), referrer).items():
             if not titles.get(target):
                 titles[target] = title
             if target in seen or len(seen) >= MAX_FILES:
                 continue
             seen.add(target)
-            found = _text(root, target, limit)
-            if found is not None:
-                queue.append((target, found))
+            queue.append(target)
     return titles

@@ -122,7 +122,7 @@ def front_matter(lines: list[str]) -> FrontMatter | None:
 def _front_matter_title(body: str, *, yaml: bool) -> str | None:
     try:
         if yaml:
-            from ruamel.yaml import YAML
+            from slicers.ruamel_yaml import YAML
 
             data = YAML(typ="safe", pure=True).load(body)
         else:

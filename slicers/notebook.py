@@ -16,6 +16,7 @@ outside its fences) into parts that share its cell number, each line in exactly 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +27,8 @@ from slicers.slug import GithubSlugger
 from slicers.windows import slice_windows
 
 MAX_OUTPUT_LINES = 20
+MAX_OUTPUT_CHARS = 4000
+_CUT_NOTE = re.compile(r"\[output cut: \d+ more (?:lines|characters)\]\Z")
 LINE_UNIT = (("lineUnit", "cell"),)
 _TEXT_OUTPUTS = ("text/plain", "text/markdown", "text/latex")
 
@@ -38,11 +41,19 @@ def _text(value: Any) -> str:
 
 
 def _cut(text: str) -> str:
+    """At most MAX_OUTPUT_LINES lines and MAX_OUTPUT_CHARS characters (a progress bar redrawn
+    with `\r` is one line of megabytes), with a note of what was cut. A text already cut comes
+    back as it is: `strip_outputs` cuts before the slicer reads."""
     lines = text.rstrip("\n").split("\n")
-    if len(lines) <= MAX_OUTPUT_LINES:
+    if len(lines) <= MAX_OUTPUT_LINES + 1 and _CUT_NOTE.match(lines[-1]):
         return "\n".join(lines)
-    more = len(lines) - MAX_OUTPUT_LINES
-    return "\n".join([*lines[:MAX_OUTPUT_LINES], f"[output cut: {more} more lines]"])
+    head = "\n".join(lines[:MAX_OUTPUT_LINES])
+    if len(head) > MAX_OUTPUT_CHARS:
+        more = len(text.rstrip("\n")) - MAX_OUTPUT_CHARS
+        return f"{head[:MAX_OUTPUT_CHARS]}\n[output cut: {more} more characters]"
+    if len(lines) <= MAX_OUTPUT_LINES:
+        return head
+    return f"{head}\n[output cut: {len(lines) - MAX_OUTPUT_LINES} more lines]"
 
 
 def _outputs(outputs: Any) -> str:
@@ -104,12 +115,21 @@ def _strip_cell(cell: Any) -> Any:
 
 
 def _strip_output(output: Any) -> Any:
-    data = output.get("data") if isinstance(output, dict) else None
+    """The output as `_outputs` reads it: its text already cut, tracebacks and rich data gone."""
+    if not isinstance(output, dict):
+        return output
+    if output.get("output_type") == "stream":
+        return {**output, "text": _cut(_text(output.get("text")))}
+    if output.get("output_type") == "error":
+        return {k: v for k, v in output.items() if k != "traceback"}
+    data = output.get("data")
     if not isinstance(data, dict):
         return output
     # The text that _outputs keeps; an image's text/plain is never shown, so it goes too.
     text_kept = not any(str(mime).startswith("image/") for mime in data)
-    thin = {m: (v if text_kept and m in _TEXT_OUTPUTS else "") for m, v in data.items()}
+    thin = {
+        m: (_cut(_text(v)) if text_kept and m in _TEXT_OUTPUTS else "") for m, v in data.items()
+    }
     return {**output, "data": thin}
 
 

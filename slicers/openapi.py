@@ -195,7 +195,7 @@ def _load_yaml_ruamel(text: str) -> tuple[Any, dict[Path, int]] | None:
     if _flow_depth_over(text, _MAX_FLOW_DEPTH):
         return None
     try:
-        from ruamel.yaml import YAML
+        from slicers.ruamel_yaml import YAML
 
         data = YAML(typ="rt", pure=True).load(text)
     except Exception:  # any YAML error (or a multi-document stream): not a spec we can slice
@@ -251,8 +251,7 @@ def _libyaml_loader() -> Any:
         from yaml import CSafeLoader, MappingNode
     except ImportError:
         return None
-    from ruamel.yaml.constructor import RoundTripConstructor
-    from ruamel.yaml.resolver import implicit_resolvers
+    from slicers.ruamel_yaml import RoundTripConstructor, implicit_resolvers
 
     ruamel = RoundTripConstructor()
 

@@ -21,11 +21,19 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # Nodes walked per file before giving up on the rest (YAML aliases can make a small file huge).
 _MAX_NODES = 200_000
 _SCHEMA_SECTIONS = (("components", "schemas"), ("definitions",), ("$defs",))
-# Top-level keys of the pieces a split spec is made of: path items, operations, schemas. Not
-# `type` or `parameters` alone: package.json and many configs have those.
+# Keys whose value is a schema (or a list of them), and those whose values each are one.
+_SCHEMA_KEYS = frozenset(
+    ("schema", "items", "additionalProperties", "not", "allOf", "oneOf", "anyOf")
+)
+_PROPERTY_MAPS = frozenset(("properties", "patternProperties"))
+# Top-level keys of the pieces a split spec is made of: path items, operations, schemas, and
+# AsyncAPI's channels (2.x publish/subscribe, 3.x address/messages), operations (`action`) and
+# messages (`payload`). Not `type` or `parameters` alone: package.json and many configs have
+# those. A key that also names a config's only costs a look at the directories above it.
 _FRAGMENT_KEYS = (
     "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
     "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
+    "|publish|subscribe|address|messages|action|payload"
 )
 _FRAGMENT = re.compile(
     rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"
@@ -34,9 +42,18 @@ _FRAGMENT = re.compile(
 )
 
 
+# Any key of a piece, for minified JSON (see looks_like_fragment).
+_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:")
+
+
 def looks_like_fragment(text: str) -> bool:
-    """A cheap look: a top-level key of a path item, an operation or a schema."""
-    return _FRAGMENT.search(text) is not None
+    """A cheap look: a top-level key of a path item, an operation or a schema. Minified JSON
+    keeps its keys on one line in any order (`{"parameters":[...],"get":...}`, a schema that
+    opens with `title`), so there such a key anywhere will do."""
+    if _FRAGMENT.search(text) is not None:
+        return True
+    body = text.strip()
+    return body[:1] == "{" and "\n" not in body and _FRAGMENT_KEY.search(body) is not None
 
 
 def resolve_ref(referrer: str, ref: str) -> str | None:
@@ -57,7 +74,8 @@ def resolve_ref(referrer: str, ref: str) -> str | None:
 
 def local_refs(data: Any, referrer: str) -> dict[str, str]:
     """The files `data` (a spec, or a piece of one, read from `referrer`) refers to, each with
-    its title there: a route, `GET /route`, `schema Name`, or "" for a file with no role."""
+    its title there: a route, `GET /route`, `schema Name`, `channel name`, `operation name`, or ""
+    for a file with no role."""
     found: dict[str, str] = {}
 
     def note(node: Any, title: str) -> None:
@@ -76,8 +94,19 @@ def local_refs(data: Any, referrer: str) -> dict[str, str]:
             members = _at(data, section)
             for name, member in members.items() if isinstance(members, dict) else ():
                 note(member, f"schema {name}")
-    for node in _mappings(data):
-        note(node, "")
+        if "asyncapi" in data:  # titled as slice_openapi titles them in a one-file spec
+            for section, role in (("channels", "channel"), ("operations", "operation")):
+                members = data.get(section)
+                for name, member in members.items() if isinstance(members, dict) else ():
+                    note(member, f"{role} {name}")
+    for node, is_schema in _mappings(data):
+        ref = node.get("$ref")
+        whole_file = isinstance(ref, str) and "#" not in ref.strip().rstrip("#")
+        target = resolve_ref(referrer, ref) if whole_file and is_schema else None
+        # A whole file in a schema's place (`schema: {$ref: error.json}`) is a schema: named by
+        # its file, as `components.schemas` would name it.
+        stem = posixpath.splitext(posixpath.basename(target))[0] if target else ""
+        note(node, f"schema {stem}" if stem else "")
     return found
 
 
@@ -88,19 +117,23 @@ def _at(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return node
 
 
-def _mappings(data: Any) -> list[dict[str, Any]]:
-    """Every mapping in `data`, each once (aliases share nodes), up to `_MAX_NODES` nodes."""
-    out: list[dict[str, Any]] = []
+def _mappings(data: Any) -> list[tuple[dict[str, Any], bool]]:
+    """Every mapping in `data`, each once (aliases share nodes), up to `_MAX_NODES` nodes, with
+    whether it stands where a schema does (under `schema`, `items`, `allOf`, a property...)."""
+    out: list[tuple[dict[str, Any], bool]] = []
     seen: set[int] = set()
-    todo = [data]
+    # Each node with whether it is a schema, and whether its values are (`properties`).
+    todo: list[tuple[Any, bool, bool]] = [(data, False, False)]
     while todo and len(seen) < _MAX_NODES:
-        node = todo.pop()
+        node, is_schema, holds_schemas = todo.pop()
         if not isinstance(node, (dict, list)) or id(node) in seen:
             continue
         seen.add(id(node))
         if isinstance(node, dict):
-            out.append(node)
-            todo.extend(node.values())
+            out.append((node, is_schema))
+            for key, value in node.items():
+                in_place = holds_schemas or key in _SCHEMA_KEYS
+                todo.append((value, in_place, not holds_schemas and key in _PROPERTY_MAPS))
         else:
-            todo.extend(node)
+            todo.extend((item, is_schema, False) for item in node)
     return out

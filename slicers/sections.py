@@ -4,7 +4,8 @@ A markup module finds headings (and the ranges that must not be cut, such as fen
 which lines are labels); this module makes one span per heading with its breadcrumb and anchor,
 opens it at the labels just above its heading, merges heading-only sections into the next one,
 and cuts oversized sections at blank lines outside protected ranges, a heading always with the
-start of its body. No slice is then a label alone or a heading alone while content follows.
+start of its body. No slice is then a label alone or a heading alone, unless the document is
+nothing else.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def section_spans(
 
     stack: list[tuple[int, str]] = []
     pending: LineSpan | None = None  # a heading-only section waiting to merge into the next
+    body_is_empty = False
     for i, heading in enumerate(headings):
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
@@ -70,11 +72,20 @@ def section_spans(
         if pending is not None:
             span.start = pending.start
             pending = None
-        body_is_empty = all(is_blank(lines[j]) for j in range(heading.end, stop))
+        # Labels below a heading label the next one, or nothing at the end: no body either.
+        body_is_empty = all(
+            is_blank(lines[j]) or (is_label is not None and is_label(lines[j]))
+            for j in range(heading.end, stop)
+        )
         if body_is_empty and i + 1 < len(headings):
             pending = span
             continue
         spans.append((span, heading.end))
+    if len(spans) > 1 and body_is_empty:
+        # The last heading has nothing below it (a closing "## Next steps" cell, a placeholder):
+        # it ends the section before, as a label at the end does, rather than read as nothing.
+        (before, before_head), (last, _) = spans[-2], spans.pop()
+        spans[-1] = (replace(before, end=last.end), before_head)
 
     return [
         piece

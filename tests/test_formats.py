@@ -191,8 +191,21 @@ def test_cells_over_the_budget_are_partitioned_with_output_bounded_by_input(cell
     assert sum(len(s.content) for s in result.slices) <= 2 * len(text) + 100
 
 
+# Text outputs of any length: training logs of many lines, a progress bar redrawn with `\r` on
+# one line, tracebacks, `execute_result` text beside HTML.
+_log = st.builds(
+    lambda line, lines, sep: sep.join([line] * lines), _cell_text, st.integers(0, 400),
+    st.sampled_from(["\n", "\r", "\r\n", ""]),
+)  # fmt: skip
+_output_cell = st.builds(lambda s, log, other: {"cell_type": "code", "source": s, "outputs": [
+    {"output_type": "stream", "name": "stderr", "text": log},
+    {"output_type": "execute_result", "data": {"text/html": "<b/>", "text/plain": log + other}},
+    {"output_type": "error", "ename": "E", "evalue": other, "traceback": [log]},
+]}, _cell_text, _log, _cell_text)  # fmt: skip
+
+
 @settings(max_examples=100, deadline=None)
-@given(st.lists(_cell, max_size=12), st.integers(200, 3000))
+@given(st.lists(st.one_of(_cell, _output_cell), max_size=12), st.integers(200, 3000))
 def test_a_notebook_without_its_rich_outputs_slices_the_same(cells, budget):
     cells = [{**c, "attachments": {"a.png": {"image/png": "iVBOR"}}} for c in cells]
     text = make_notebook(cells)
@@ -232,6 +245,24 @@ def test_a_notebook_over_the_size_limit_is_kept_when_its_text_without_outputs_fi
     skipped = {s["path"]: s for s in report["skipped"]}
     assert skipped["huge.ipynb"]["reason"] == "too-large"
     assert "without its outputs" in skipped["huge.ipynb"]["detail"]
+
+
+def test_a_notebook_whose_logs_are_over_the_size_limit_is_kept(tmp_path):
+    # A training loop's log: megabytes of output of which the slicer keeps 20 lines.
+    log = {"output_type": "stream", "name": "stdout",
+           "text": [f"epoch {i} loss 0.{i:05d}\n" for i in range(100_000)]}  # fmt: skip
+    bar = {"output_type": "stream", "name": "stderr", "text": "\r 50%|#####     |" * 100_000}
+    (tmp_path / "train.ipynb").write_text(make_notebook([
+        {"cell_type": "markdown", "source": "# Train"},
+        {"cell_type": "code", "source": "fit(zebra)", "outputs": [log, bar]},
+    ]))  # fmt: skip
+    assert (tmp_path / "train.ipynb").stat().st_size > 3 << 20
+    result = run_cli("flatten", "--root", tmp_path, "-q")
+    assert result.code == 0, result.stderr
+    content = "\n".join(r["content"] for r in result.records())
+    assert "fit(zebra)" in content and "epoch 19 loss" in content and "epoch 20 " not in content
+    assert "[output cut: 99980 more lines]" in content and "more characters]" in content
+    assert len(content) < 10_000
 
 
 # --- OpenAPI, Swagger, JSON Schema ------------------------------------------------------------

@@ -112,3 +112,24 @@ def test_few_operations_sharing_an_anchor_still_slice_per_operation():
 def test_deeply_nested_spec_falls_back_to_text_with_every_line(name, text):
     results = _slice_in_child({name: text})
     assert results[name]["notes"] == ["openapi: did not parse; sliced as text"]
+
+
+def test_a_redefined_anchor_is_read_without_a_word_on_stderr(tmp_path):
+    """YAML lets an anchor be defined again (the later one wins); ruamel warns about it on
+    stderr, a message pointing into its own source files, once per file, even under -q."""
+    spec = _HEAD + (
+        "paths:\n  /a:\n    get: &op {summary: x, responses: {}}\n"
+        "  /b:\n    get: &op {summary: y, responses: {}}\n  /c:\n    get: *op\n"
+    )
+    front = "---\ntitle: &t One\nalso: &t Two\n---\n# Body\n\ntext\n"
+    (tmp_path / "openapi.yaml").write_text(spec)
+    (tmp_path / "page.md").write_text(front)
+    proc = subprocess.run(
+        [sys.executable, "-m", "flatten", "flatten", "--root", str(tmp_path), "--workers", "1",
+         "-o", str(tmp_path / "out.jsonl"), "-q"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    titles = [json.loads(line)["title"] for line in (tmp_path / "out.jsonl").open()]
+    assert {"GET /a", "GET /b", "GET /c"} <= set(titles)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 from pathlib import Path
@@ -107,3 +108,25 @@ def git_ignores(repo: Path, pattern: str, paths: list[str]) -> set[str]:
 def test_double_star_globs_match_as_git_matches_them(ignore_repo, pattern, paths):
     ours = {path for path in paths if matches_any(path, (pattern,))}
     assert ours == git_ignores(ignore_repo, pattern, paths)
+
+
+# --- many `**/`: 2**n spellings hung (x/**/ 22 times: over a minute, memory growing) --------
+def test_a_pattern_of_many_double_stars_matches_without_spelling_them_all():
+    pattern = "x/**/" * 40 + "*.md"
+    assert matches_any("x/" * 40 + "a.md", (pattern,))
+    assert matches_any("x/" * 40 + "deep/er/a.md", (pattern,))
+    assert not matches_any("x/" * 39 + "a.md", (pattern,))
+    assert not matches_any("x/" * 40 + "a.rst", (pattern,))
+
+
+_pieces_text = st.lists(st.sampled_from(["a", "b", "/", "*", "?", "**/", "[ab]", "."]), max_size=9)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_pieces_text.map("".join), st.lists(st.sampled_from(["a", "b", "/", "."]), max_size=8))
+def test_matching_piece_by_piece_answers_as_the_spellings_do(pattern, target):
+    from flatten.classify import _pieces, _pieces_match, _spellings
+
+    target = "".join(target)
+    spelled = any(fnmatch.fnmatchcase(target, spelling) for spelling in _spellings(pattern))
+    assert _pieces_match(target, _pieces(pattern)) == spelled

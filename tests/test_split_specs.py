@@ -156,3 +156,120 @@ def test_roles_come_from_the_referring_side_and_specific_ones_win():
     assert local_refs(spec, "openapi.yaml") == {
         "a.yaml": "/a", "op.yaml": "GET /b", "s.yaml": "schema S", "misc.yaml": ""
     }  # fmt: skip
+
+
+def test_a_whole_file_in_a_schemas_place_is_a_schema_named_by_its_file():
+    # As in prance's test specs: a response's `schema: {$ref: error.json}`, a body parameter's
+    # schema in `./schema/Entity.json`, schemas under properties and allOf.
+    spec = {
+        "swagger": "2.0",
+        "paths": {"/p": {"get": {
+            "parameters": [{"in": "body", "schema": {"$ref": "./schema/Entity.json"}}],
+            "responses": {"200": {"schema": {"$ref": "error.json"}}, "400": {"$ref": "r.yaml"}},
+        }}},
+        "definitions": {"A": {
+            "properties": {"b": {"$ref": "b.yaml"}, "items": {"$ref": "named-items.yaml"}},
+            "allOf": [{"$ref": "base.yaml"}],
+            "items": {"$ref": "defs.yaml#/Item"},
+        }},
+    }  # fmt: skip
+    assert local_refs(spec, "api/spec.yaml") == {
+        "api/schema/Entity.json": "schema Entity", "api/error.json": "schema error",
+        "api/r.yaml": "", "api/b.yaml": "schema b", "api/named-items.yaml": "schema named-items",
+        "api/base.yaml": "schema base", "api/defs.yaml": "",
+    }  # fmt: skip
+
+
+def test_a_response_schema_file_is_titled_as_a_schema(tmp_path):
+    spec = "swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths:\n  /p:\n    get:\n"
+    spec += "      responses:\n        default:\n          schema:\n            $ref: error.json\n"
+    error = '{\n  "required": ["message"],\n  "properties": {"message": {"type": "string"}}\n}\n'
+    write(tmp_path, {"spec.yaml": spec, "error.json": error})
+    titles = {r["source"]: r["title"] for r in flatten(tmp_path)}
+    assert titles["error.json"] == "schema error"
+
+
+def test_a_directory_of_many_specs_is_read_one_spec_at_a_time(tmp_path):
+    """Each spec's text is dropped once its references are taken: a directory of N specs must
+    not hold N texts at once (2,000 specs of 1 MiB each was 2 GB in one worker)."""
+    import tracemalloc
+
+    from flatten.spec_files import referring_title
+
+    padding = "# " + "x" * 998 + "\n"
+    spec = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    $ref: sub/a.yaml\n"
+    specs = {f"spec{i:02}.yaml": spec + padding * 300 for i in range(30)}  # ~300 KB each
+    write(tmp_path, {**specs, "sub/a.yaml": "get:\n  summary: a\n"})
+    total = sum(len(text) for text in specs.values())
+    referring_title("warm-up", str(tmp_path), "spec00.yaml", 1 << 20)  # imports the parsers
+    tracemalloc.start()
+    try:
+        title = referring_title("memory-run", str(tmp_path), "sub/a.yaml", 1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert title == "/a"
+    assert peak < total / 3  # a spec or two at a time, never all 30 (9 MB held before)
+
+
+def test_asyncapi_channels_and_operations_in_files_are_titled_by_the_spec(tmp_path):
+    write(tmp_path, {
+        "asyncapi.yaml": "asyncapi: 3.0.0\ninfo: {title: Lights, version: '1'}\nchannels:\n"
+                         "  lightMeasured:\n    $ref: channels/light.yaml\noperations:\n"
+                         "  onLightMeasured:\n    $ref: operations/on-light.yaml\n",
+        "channels/light.yaml": "address: smartylighting/measured\nmessages:\n"
+                               "  lightMeasured:\n    $ref: '#/components/messages/m'\n",
+        "operations/on-light.yaml": "action: receive\nchannel:\n  $ref: ../channels/light.yaml\n",
+    })  # fmt: skip
+    titles = {r["source"]: r["title"] for r in flatten(tmp_path, "--kind", "docs")}
+    assert titles["channels/light.yaml"] == "channel lightMeasured"
+    assert titles["operations/on-light.yaml"] == "operation onLightMeasured"
+
+
+def test_a_lookup_parses_at_most_max_files_of_a_directory_s_specs(tmp_path, monkeypatch):
+    """MAX_FILES bounds the specs a lookup parses in one directory, not only the pieces it
+    follows: 2,500 specs beside one piece were all parsed, in every worker. A spec beside more
+    than MAX_FILES other files (its own pieces) is still found."""
+    from flatten import spec_files
+
+    monkeypatch.setattr(spec_files, "MAX_FILES", 4)
+    specs = {
+        f"spec{i}.yaml": f"openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths:\n"
+        f"  /r{i}:\n    $ref: sub/p{i}.yaml\n"
+        for i in range(8)
+    }
+    pieces = {f"sub/p{i}.yaml": "get:\n  summary: s\n" for i in range(8)}
+    flat = {f"a{i}.yaml": "get:\n  summary: s\n" for i in range(6)}  # sorted before the specs
+    flat["z.yaml"] = (
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a0:\n    $ref: a0.yaml\n"
+    )
+    write(tmp_path / "flat", flat)
+    write(tmp_path, {**specs, **pieces})
+    assert spec_files.referring_title("cap-run", str(tmp_path), "flat/a0.yaml", 1 << 20) == "/a0"
+    titles = [
+        spec_files.referring_title("cap-run", str(tmp_path), f"sub/p{i}.yaml", 1 << 20)
+        for i in range(8)
+    ]
+    assert titles == ["/r0", "/r1", "/r2", "/r3", None, None, None, None]  # sorted: first 4
+
+
+def test_minified_pieces_are_found_whatever_their_first_key(tmp_path):
+    """Minified JSON keeps its keys on one line in any order: a path item that opens with
+    `parameters`, a schema that opens with `title`, are pieces all the same."""
+    item = {
+        "parameters": [{"name": "id", "in": "path"}],
+        "get": {"summary": "One", "responses": {}},
+    }
+    schema = {"title": "User", "type": "object", "properties": {"name": {"type": "string"}}}
+    write(tmp_path, {
+        "openapi.yaml": "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n"
+                        "  /users/{id}:\n    $ref: paths/user.json\ncomponents:\n  schemas:\n"
+                        "    User:\n      $ref: schemas/user.json\n",
+        "paths/user.json": json.dumps(item, separators=(",", ":")),
+        "schemas/user.json": json.dumps(schema, separators=(",", ":")),
+    })  # fmt: skip
+    titles: dict[str, set[str]] = {}
+    for r in flatten(tmp_path, "--kind", "docs"):
+        titles.setdefault(r["source"], set()).add(r["title"])
+    assert "GET /users/{id}" in titles["paths/user.json"]
+    assert titles["schemas/user.json"] == {"schema User"}
