@@ -9,7 +9,6 @@ that named no source) has none: the next load that names one adopts it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
@@ -44,15 +43,10 @@ def stored_source(db: Any, corpus: str) -> str | None:
 
 
 def same_source(stored: str, source: str) -> bool:
-    """Whether a corpus that records `stored` is a snapshot of `source`: the same string, or two
-    absolute local paths (a folder, a local repository) whose last folders share a name."""
-    if stored == source:
-        return True
-    kind, _, path = stored.partition(" ")
-    other_kind, _, other_path = source.partition(" ")
-    if kind != other_kind or not (Path(path).is_absolute() and Path(other_path).is_absolute()):
-        return False
-    return Path(path).name == Path(other_path).name
+    """Whether a corpus that records `stored` is a snapshot of `source`: one normal form
+    (`flatten.corpus_sources`; a checkout moved to another runner is named by its origin, so
+    the same), one source. Two folders that only share a name are two projects."""
+    return stored == source
 
 
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:

@@ -17,7 +17,7 @@ from index import CorpusSourceMismatch
 from index.documents import stats
 from index.loader import load_records
 from index.store import Store
-from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import assert_clean_failure, git, jsonl, record, run_cli, write
 
 HANDBOOK = {"docs/install.md": "# Install\n\nRun the installer.\n", "README.md": "# Handbook\n"}
 OTHER = {"guide.md": "# Guide\n\nAnother project's guide.\n"}
@@ -132,22 +132,45 @@ def test_another_folder_into_a_corpus_is_refused_until_replace(store_url, tmp_pa
                                                  ["guide.md"])  # fmt: skip
 
 
-def test_a_checkout_moved_to_another_runner_path_is_the_same_source(tmp_path):
-    """CI runners check one project out under different paths: the folder's name is the same,
-    so the corpus is refreshed (and records the new path), not refused."""
+def test_a_checkout_moved_to_another_runner_path_is_the_same_source(make_repo, tmp_path):
+    """CI runners check one project out under different paths: its folder is named by the
+    origin and its path there, so the corpus is refreshed (and its documents), not refused."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
     store = tmp_path / "store"
-    write(tmp_path / "runner-1" / "handbook", HANDBOOK)
-    write(tmp_path / "runner-2" / "handbook", {**HANDBOOK, "docs/new.md": "# New\n\nText.\n"})
-    first = run_cli("index", tmp_path / "runner-1" / "handbook", "--corpus", "docs",
-                    "--store", store)  # fmt: skip
-    assert first.code == 0, first.stderr
-    moved = run_cli("index", tmp_path / "runner-2" / "handbook", "--corpus", "docs",
-                    "--store", store)  # fmt: skip
-    assert moved.code == 0, moved.stderr
+    runners = [tmp_path / "runner-1" / "work", tmp_path / "runner-2" / "builds" / "hb"]
+    for checkout in runners:
+        checkout.parent.mkdir(parents=True)
+        git(checkout.parent, "clone", "-q", origin.url, checkout.name)
+    write(runners[1] / "docs", {"new.md": "# New\n\nText.\n"})
+    for checkout in runners:
+        done = run_cli("index", checkout / "docs", "--corpus", "docs", "--store", store)
+        assert done.code == 0, done.stderr
     assert corpus_sources(str(store), "docs") == (
-        f"root {(tmp_path / 'runner-2' / 'handbook').resolve()}",
-        ["README.md", "docs/install.md", "docs/new.md"],
+        f"root {origin.path.resolve()}:docs",
+        ["install.md", "new.md"],
     )
+
+
+def test_two_projects_docs_folders_are_two_sources(make_repo, tmp_path):
+    """`docs/` of one project and `docs/` of another share a name and a default corpus: the
+    second is refused, not loaded over the first (plain folders and checkouts alike)."""
+    store = tmp_path / "store"
+    write(tmp_path / "alpha" / "docs", HANDBOOK)
+    write(tmp_path / "beta" / "docs", OTHER)
+    first = run_cli("ingest", "--root", tmp_path / "alpha" / "docs", "--store", store)
+    assert first.code == 0, first.stderr
+    refused = run_cli("ingest", "--root", tmp_path / "beta" / "docs", "--store", store)
+    assert_clean_failure(refused, 2, "holds root", "--replace")
+    for name in ("gamma", "delta"):
+        origin = make_repo(name)
+        origin.commit({"docs/" + name + ".md": f"# {name}\n\nText.\n"})
+    loaded = run_cli("index", tmp_path / "gamma" / "docs", "--corpus", "c", "--store", store)
+    assert loaded.code == 0, loaded.stderr
+    refused = run_cli("index", tmp_path / "delta" / "docs", "--corpus", "c", "--store", store)
+    assert_clean_failure(refused, 2, "--replace")
+    assert corpus_sources(str(store), "docs")[1] == ["README.md", "docs/install.md"]
+    assert corpus_sources(str(store), "c")[1] == ["gamma.md"]
 
 
 def test_a_repository_reindexed_by_another_spelling_is_the_same_source(make_repo, tmp_path):
