@@ -55,17 +55,21 @@ def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None
         raise CorpusSourceMismatch(corpus, stored, source)
 
 
-def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> None:
+def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> bool:
     """Inside a load's transaction, before anything is written: refuse another source (unless
     `replace`), and record this one, making the corpus if it is new (a load naming no source
-    leaves the record as it is)."""
+    leaves the record as it is). True when the load replaces the corpus's content: `replace`
+    asked for, and the corpus held another source or none recorded (the same source again is
+    a plain snapshot, limited as any, so a `--replace` left in a CI script disarms nothing)."""
     source = clean_source(source)
     if source is None:
-        return
+        return replace
+    stored = stored_source(db, corpus)
     if not replace:
-        refuse_mismatch(corpus, stored_source(db, corpus), source)
+        refuse_mismatch(corpus, stored, source)
     db.execute(
         "INSERT INTO corpora (name, source) VALUES (?, ?) "
         "ON CONFLICT(name) DO UPDATE SET source = excluded.source",
         (corpus, source),
     )
+    return replace and (stored is None or not same_source(stored, source))

@@ -231,8 +231,9 @@ def load_files(
         handles = [files.enter_context(open(path, "rb")) for path in paths]
         readers = [files.enter_context(open(path, "rb")) for path in paths]
         with store.write(corpus) as db:
-            adopt_source(db, corpus, source, replace=replace)  # another source: refused here
-            load = _Load(db, readers, paths, corpus, report, reindex or replace, hold_chars)
+            # Another source: refused here, or with `replace` its content replaced (a reindex).
+            replacing = adopt_source(db, corpus, source, replace=replace)
+            load = _Load(db, readers, paths, corpus, report, reindex or replacing, hold_chars)
             framings = load.read(handles)
             _refuse_unframed(paths, framings, set(streams), partial)
             # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
