@@ -16,6 +16,7 @@ from flatten import FlattenOptions, corpus_source, flatten_root
 from index import CorpusSourceMismatch
 from index.documents import stats
 from index.loader import load_records
+from index.snapshot import TooManyRemovals
 from index.store import Store
 from tests.conftest import assert_clean_failure, git, jsonl, record, run_cli, write
 
@@ -219,6 +220,22 @@ def test_the_library_takes_source_and_replace(store, tmp_path):
     assert [c["name"] for c in stats(store)["corpora"]] == ["docs"]
     assert store.db.execute("SELECT source FROM corpora").fetchall() == [(other,)]
     assert store.db.execute("SELECT source FROM documents").fetchall() == [("guide.md",)]
+
+
+def test_replace_of_the_same_source_is_a_snapshot_limited_as_any(store, tmp_path):
+    """`--replace` left on a CI command lifts the removal limit only when it replaces another
+    source: the same source cut short still stops at the limit, writing nothing."""
+    pages = {f"docs/page{i}.md": f"# Page {i}\n\nText {i}.\n" for i in range(30)}
+    write(tmp_path / "handbook", pages)
+    handbook = corpus_source("root", str(tmp_path / "handbook"))
+    load_records(store, flatten_root(tmp_path / "handbook", FlattenOptions()), "docs",
+                 source=handbook, replace=True)  # fmt: skip
+    for i in range(25):
+        (tmp_path / "handbook" / f"docs/page{i}.md").unlink()
+    with pytest.raises(TooManyRemovals):
+        load_records(store, flatten_root(tmp_path / "handbook", FlattenOptions()), "docs",
+                     source=handbook, replace=True)  # fmt: skip
+    assert stats(store)["corpora"][0]["documents"] == 30
 
 
 # --- a store of the previous version --------------------------------------------------------
