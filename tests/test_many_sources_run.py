@@ -6,6 +6,7 @@ signals, real git repositories cloned through file://."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -113,3 +114,35 @@ def test_a_many_source_run_opens_the_store_once(tmp_path, monkeypatch, embedded)
     # One writer's open for all three loads, and with embeddings the one read-only look at
     # the vectors' identity before anything is flattened.
     assert opened == ([True] if embedded else []) + [False]
+
+
+def test_a_stopped_run_still_prints_a_json_summary_per_source(capsys):
+    """Ctrl-C or SIGTERM during `ingest --json` over many sources (a cancelled CI job): stdout
+    still holds one summary per source, the ones not done saying `interrupted`, so the CI
+    recipe's table and `jq` have something to read; the exit code is 130."""
+    import typer
+
+    from flatten.cli.many import Outcomes
+    from flatten.summary import Summary
+
+    outcomes = Outcomes(as_json=True, quiet=True)
+    done, under_way = Summary(command="ingest", corpus="a"), Summary(command="ingest", corpus="b")
+    outcomes.summaries = [done, under_way]
+    with pytest.raises(typer.Exit) as stopped, outcomes.stoppable("ingest"):
+        outcomes.counts["loaded"] += 1
+        outcomes.settle(done)
+        raise KeyboardInterrupt
+    assert stopped.value.exit_code == 130
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(s["corpus"], s["ok"]) for s in lines] == [("a", True), ("b", False)]
+    assert lines[1]["error"]["reason"] == "interrupted"
+
+
+def test_a_stop_before_any_source_ran_prints_the_json_failure(capsys):
+    """A stop while the config is read and the plan made: `--json` still prints one summary."""
+    from flatten.cli.loading import failure_summary
+
+    with pytest.raises(KeyboardInterrupt), failure_summary("ingest", as_json=True):
+        raise KeyboardInterrupt
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["error"]["reason"] == "interrupted"

@@ -55,7 +55,7 @@ def failure_summary(command: str, as_json: bool) -> Iterator[None]:
     """A failure before any source ran: with --json, one summary on stdout says why."""
     try:
         yield
-    except FlattenError as exc:
+    except (FlattenError, KeyboardInterrupt) as exc:  # a stop (Ctrl-C, SIGTERM) is a failure too
         if as_json:
             failed = Summary(command=command)
             failed.fail(exc)

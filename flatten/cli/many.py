@@ -63,6 +63,12 @@ class Outcomes:
     counts: Counter[str] = field(default_factory=Counter)
     exit_codes: list[int] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    settled: set[int] = field(default_factory=set)  # ids of the summaries whose source is done
+
+    def settle(self, summary: Summary) -> None:
+        """`summary`'s source is done (loaded, written, up to date or failed): a stop after
+        this leaves it as it says."""
+        self.settled.add(id(summary))
 
     def tell(self, text: str) -> None:
         if not self.quiet and not self.as_json:
@@ -70,6 +76,7 @@ class Outcomes:
 
     def fail(self, summary: Summary, header: str, exc: FlattenError) -> None:
         summary.fail(exc)
+        self.settle(summary)
         self.counts["failed"] += 1
         self.exit_codes.append(exc.exit_code)
         say(header, err=True)
@@ -89,6 +96,13 @@ class Outcomes:
         except KeyboardInterrupt as stop:
             say(f"interrupted: {what}: {self._done() or 'no source had finished'} before the "
                 "stop (those stay); the source under way was not loaded", err=True)  # fmt: skip
+            # --json still prints a summary per source: the ones not done say `interrupted`.
+            for summary in self.summaries:
+                if id(summary) not in self.settled:
+                    summary.fail(stop)
+            if self.as_json:
+                for summary in self.summaries:
+                    json_line(summary)
             raise typer.Exit(interrupted_exit_code(stop)) from None
 
     def finish(self, what: str) -> None:
@@ -220,6 +234,7 @@ class _Taking:
             summary.add_state(state, up_to_date=True)
             summary.kind = spec.options.kind
             outcomes.counts["up to date (not cloned)"] += 1
+            outcomes.settle(summary)
             outcomes.tell(f"{_header(job)}: up to date at {(state.commit or '')[:12]} (the "
                           "remote names the commit of its last run), not cloned")  # fmt: skip
             if self.out is not None:
@@ -239,6 +254,7 @@ class _Taking:
         if self.into is None:
             self.entries.append(Entry(spec.corpus, result.path.name, state))
             outcomes.counts["written"] += 1
+            outcomes.settle(summary)
             outcomes.tell(f"wrote {result.path} ({state.records:,} records)")
             return
         store, loading = self.into
@@ -247,6 +263,7 @@ class _Taking:
             load_into(self.run.store_dir, [result.path], spec.corpus, options, summary,
                       talk=talk, state=state, store=store)  # fmt: skip
             outcomes.counts["loaded"] += 1
+            outcomes.settle(summary)
         except FlattenError as exc:
             outcomes.fail(summary, _header(job), exc)
         finally:
@@ -314,6 +331,7 @@ def index_manifests(
             summary.add_state(state, up_to_date=known.get(entry.corpus) == state)
             if summary.up_to_date:
                 outcomes.counts["unchanged (not loaded)"] += 1
+                outcomes.settle(summary)
                 outcomes.tell(f"{header}: unchanged since its last load, not loaded")
                 continue
             outcomes.tell(header)
@@ -321,6 +339,7 @@ def index_manifests(
                 load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
                           talk=talk, state=state, store=store)  # fmt: skip
                 outcomes.counts["loaded"] += 1
+                outcomes.settle(summary)
             except FlattenError as exc:
                 outcomes.fail(summary, header, exc)
             summary.timings.total = summary.timings.load or 0.0
