@@ -628,3 +628,14 @@ def test_a_message_of_several_lines_stays_on_its_row_of_the_table(tmp_path, make
     assert len(table) == 3 and table[2].startswith("| ") and table[2].endswith(" |"), table
     assert "FAILED: root-missing" in table[2] and "no such \\| folder" in table[2]
     assert table[2].count(" | ") == 8  # nine cells: the | in the path is escaped
+
+
+def test_the_recipe_fails_when_it_cannot_write_its_table(tmp_path, make_repo):
+    """A run whose loads succeeded but whose summary table could not be made (no python3 on the
+    runner, a summary line it cannot read) does not pass as green with an empty table."""
+    repo = make_repo("tableless")
+    repo.commit({"docs/a.md": "# A\n\nalpha\n", "docs-flatten.yaml": "sources:\n  - root: .\n"})
+    done = _refresh(repo.path, DOCS_FLATTEN_STORE="ci-index", PYTHON="false")
+    assert done.returncode == 1, done.stderr
+    assert "summary table" in done.stderr
+    assert _rows(repo.path / "ci-index" / "last-run")[0]["ok"] is True  # the summaries are kept

@@ -41,7 +41,8 @@ status=0
 ${DOCS_FLATTEN:-docs-flatten} ingest --config "$config" --store "$store" --json \
     > "$work/summary.jsonl" || status=$?
 
-"${PYTHON:-python3}" - "$work/summary.jsonl" > "$work/summary.md" <<'PY'
+table=0
+"${PYTHON:-python3}" - "$work/summary.jsonl" > "$work/summary.md" <<'PY' || table=$?
 import json, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
@@ -58,6 +59,11 @@ for r in rows:
 PY
 
 mv "$work/summary.jsonl" "$work/summary.md" "$out/" || exit 1
+# A green run says what it did: loads that succeeded with no table to show them fail the job.
+if [ "$table" -ne 0 ]; then
+    echo "error: could not write the summary table (${PYTHON:-python3} exited $table); the run summaries are in $out/summary.jsonl" >&2
+    [ "$status" -eq 0 ] && status=1
+fi
 cat "$out/summary.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"
