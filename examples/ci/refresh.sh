@@ -51,6 +51,8 @@ print("|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     load, files, chunks = r["load"] or {}, r["files"] or {}, r["chunks"] or {}
     status = "ok" if r["ok"] else f"FAILED: {r['error']['reason']}: {r['error']['message']}"
+    if r["ok"] and r.get("upToDate"):  # its remote had not moved: not cloned, nothing loaded
+        status = "up to date, not cloned"
     cells = [r["corpus"] or "-", r["source"] or "-", (r["commit"] or "-")[:12],
              files.get("kept", "-"), load.get("added", "-"), load.get("updated", "-"),
              load.get("removed", "-"), chunks.get("total", "-"), status]
