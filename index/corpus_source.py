@@ -55,6 +55,12 @@ def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None
         raise CorpusSourceMismatch(corpus, stored, source)
 
 
+def check_source(db: Any, corpus: str, source: str) -> None:
+    """`CorpusSourceMismatch` when `corpus` in `db` records a source other than `source`: the
+    check a load makes, made before its flatten or clone."""
+    refuse_mismatch(corpus, stored_source(db, corpus), clean_source(source))
+
+
 def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> bool:
     """Inside a load's transaction, before anything is written: refuse another source (unless
     `replace`), and record this one, making the corpus if it is new (a load naming no source

@@ -283,6 +283,8 @@ def test_a_many_source_run_refuses_a_corpus_of_another_source_and_loads_the_rest
     reasons = {s["corpus"]: (s["error"] or {}).get("reason") for s in map(json.loads,
                mixed.stdout.splitlines())}  # fmt: skip
     assert reasons == {"docs": "corpus-source-mismatch", "other": None}
+    # Refused before its flatten (or clone): a CI run spends nothing on a source it cannot load.
+    assert [s["files"] is None for s in map(json.loads, mixed.stdout.splitlines())] == [True, False]
     assert corpus_sources(str(store), "docs")[1] == ["README.md", "docs/install.md"]
     replaced = run_cli("ingest", "--sources", sources, "--replace", "--store", store)
     assert replaced.code == 0, replaced.stderr

@@ -26,6 +26,7 @@ from flatten.cli.jobs import Job
 from flatten.cli.loading import Run, ingest_options, load_into
 from flatten.cli.options import check_repo_only, crawl_options, settings_options
 from flatten.cli.output import error_lines, json_line, say
+from flatten.corpus_sources import corpus_source
 from flatten.errors import FlattenError, OutputError, interrupted_exit_code
 from flatten.fanout import Flattened, SourceSpec, flatten_many
 from flatten.manifest import (
@@ -42,6 +43,7 @@ from flatten.manifest import (
 )
 from flatten.shards import Shard
 from flatten.summary import Summary
+from index.corpus_source import CorpusSourceMismatch, check_source
 from index.ingest import states_of
 from index.snapshot import parse_limit
 
@@ -126,6 +128,20 @@ def _stored_states(store: Store) -> dict[str, SourceState]:
     return {name: state for name, state in states.items() if state is not None}
 
 
+def _of_other_sources(
+    store: Store, jobs: list[Job], replace: bool
+) -> list[tuple[Job, CorpusSourceMismatch]]:
+    """The jobs whose corpus holds another source, refused before they are flattened or cloned
+    (their load would check again, after the work)."""
+    refused = []
+    for job in [] if replace else jobs:
+        try:
+            check_source(store.db, job.corpus, corpus_source(job.kind, job.source))
+        except CorpusSourceMismatch as exc:
+            refused.append((job, exc))
+    return refused
+
+
 def _loads(store_dir: str | None, wait: float) -> Store:
     """The store every corpus of the run loads into: opened once for the run (each load is
     still its own transaction)."""
@@ -201,6 +217,9 @@ def ingest_many(
                                       max_delete=None, replace=run.replace)  # fmt: skip
             store = stack.enter_context(_loads(run.store_dir, run.wait))
             known, into = _stored_states(store), (store, loading)
+            for job, refused in _of_other_sources(store, jobs, run.replace):
+                outcomes.fail(summaries[job.corpus], _header(job), refused)
+                specs = [spec for spec in specs if spec.corpus != job.corpus]
         if run.reindex:
             known = {}
         taking = _Taking(run, outcomes, {job.corpus: job for job in jobs}, summaries, out, into)
