@@ -365,8 +365,8 @@ class _Load:
                     framing.record()
                     report.malformed.append((path.name, number, "line longer than 16 MiB"))
                     continue
-                if not line or line.isspace():
-                    continue
+                if not line.removeprefix(b"\xef\xbb\xbf").strip():
+                    continue  # blank, or an editor's byte order mark alone on the first line
                 chunk: Record | None = None
                 try:
                     mark = read_mark(line) if line.startswith(MARK_PREFIX) else None

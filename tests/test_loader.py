@@ -367,3 +367,17 @@ def test_a_foreign_export_refreshed_keeps_its_documents_by_file_path(tmp_path, l
     sources = [r[0] for r in store.db.execute("SELECT source FROM documents ORDER BY source")]
     assert sources[0] == "/checkout/docs/page0.md"
     store.close()
+
+
+def test_a_byte_order_mark_alone_on_a_line_is_a_blank_line(tmp_path):
+    """An editor's BOM before an empty first line is no malformed line (nor is a BOM-only file
+    a record: it is an empty input)."""
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\n" + jsonl(tmp_path / "r.jsonl", DOCS).read_bytes())
+    with Store.open(tmp_path / "s") as store:
+        report = load_files(store, [path], "c")
+    assert report.malformed == [] and report.added > 0
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf\n")
+    with Store.open(tmp_path / "s") as store, pytest.raises(EmptyInput) as empty:
+        load_files(store, [tmp_path / "bom.jsonl"], "c")
+    assert "malformed" not in str(empty.value)
