@@ -146,3 +146,27 @@ def test_a_stop_before_any_source_ran_prints_the_json_failure(capsys):
         raise KeyboardInterrupt
     (line,) = capsys.readouterr().out.splitlines()
     assert json.loads(line)["error"]["reason"] == "interrupted"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ingest", "--sources", "{sources}", "--store", "{blocker}"],
+     ["ingest", "--sources", "{sources}", "--out", "{blocker}"],
+     ["index", "--manifests", "{manifests}", "--store", "{blocker}"]],
+    ids=["store", "out", "manifests"],
+)  # fmt: skip
+def test_a_many_source_run_that_cannot_start_still_prints_its_json_failure(tmp_path, args):
+    """A store or --out that cannot be used fails the run before any source: --json still
+    prints one summary saying why (the CI recipe's table reads it), not an empty stdout."""
+    write(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"- root: {tmp_path / 'notes'}\n  corpus: notes\n")
+    made = run_cli("ingest", "--sources", sources, "--out", tmp_path / "shard")
+    assert made.code == 0, made.stderr
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    paths = {"sources": sources, "blocker": blocker, "manifests": tmp_path / "shard"}
+    result = run_cli(*[a.format(**paths) for a in args], "--json")
+    assert result.code == 1, result.stderr
+    (summary,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert summary["ok"] is False and summary["error"]["reason"], summary
