@@ -148,7 +148,7 @@ def test_a_checkout_moved_to_another_runner_path_is_the_same_source(make_repo, t
         done = run_cli("index", checkout / "docs", "--corpus", "docs", "--store", store)
         assert done.code == 0, done.stderr
     assert corpus_sources(str(store), "docs") == (
-        f"root {origin.path.resolve()}:docs",
+        f"repo {origin.path.resolve()}",
         ["install.md", "new.md"],
     )
 
@@ -169,7 +169,18 @@ def test_a_checkout_recorded_by_its_path_is_the_same_source_named_by_its_origin(
     db.close()
     again = run_cli("index", tmp_path / "checkout", "--corpus", "hb", "--store", store)
     assert again.code == 0, again.stderr
-    assert corpus_sources(str(store), "hb")[0] == f"root {origin.path.resolve()}:"
+    assert corpus_sources(str(store), "hb")[0] == f"repo {origin.path.resolve()}"
+
+
+def test_a_checkout_is_the_repository_its_origin_names(make_repo, tmp_path):
+    """`--root` of any folder of a checkout and `--repo` of its origin are one source."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
+    git(tmp_path, "clone", "-q", origin.url, "checkout")
+    assert corpus_source("root", str(tmp_path / "checkout" / "docs")) == (
+        corpus_source("repo", origin.url)
+    )
+    assert corpus_source("root", str(tmp_path / "checkout")) == corpus_source("repo", origin.url)
 
 
 def test_two_projects_docs_folders_are_two_sources(make_repo, tmp_path):
