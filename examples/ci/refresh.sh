@@ -9,7 +9,8 @@
 # Writes $OUT/summary.jsonl (one run summary per source, schema 1: see the README) and
 # $OUT/summary.md (a table; appended to $GITHUB_STEP_SUMMARY on GitHub). Exits as ingest does:
 # 0 ok, 1 a source failed (the others still ran) or the table could not be made, 2 the config
-# or a flag is wrong.
+# or a flag is wrong (a source whose corpus holds another source too: corpus-source-mismatch;
+# the others still ran).
 #
 #   DOCS_FLATTEN_CONFIG  the config             (default: docs-flatten.yaml)
 #   DOCS_FLATTEN_STORE   the index: a directory (default: .docs-flatten; cache it between
