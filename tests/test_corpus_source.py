@@ -183,6 +183,31 @@ def test_a_checkout_is_the_repository_its_origin_names(make_repo, tmp_path):
     assert corpus_source("root", str(tmp_path / "checkout")) == corpus_source("repo", origin.url)
 
 
+def test_manifests_of_a_folder_load_in_a_job_without_its_checkout(make_repo, tmp_path):
+    """`index --manifests` in a job that did not check the repository out cannot name a `root:`
+    source's repository: the corpus (recorded from the checkout) loads, not refused."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
+    git(tmp_path, "clone", "-q", origin.url, "checkout")
+    (tmp_path / "checkout" / "sources.yaml").write_text("- root: docs\n  corpus: hb\n")
+    store = tmp_path / "store"
+    first = run_cli("ingest", "--sources", "sources.yaml", "--store", store,
+                    cwd=tmp_path / "checkout")  # fmt: skip
+    assert first.code == 0, first.stderr
+    (tmp_path / "checkout" / "docs" / "more.md").write_text("# More\n\nText.\n")
+    shard = run_cli("ingest", "--sources", "sources.yaml", "--out", tmp_path / "shard",
+                    cwd=tmp_path / "checkout")  # fmt: skip
+    assert shard.code == 0, shard.stderr
+    (tmp_path / "elsewhere").mkdir()
+    loaded = run_cli("index", "--manifests", tmp_path / "shard", "--store", store,
+                     cwd=tmp_path / "elsewhere")  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    assert corpus_sources(str(store), "hb") == (
+        f"repo {origin.path.resolve()}",
+        ["install.md", "more.md"],
+    )
+
+
 def test_two_projects_docs_folders_are_two_sources(make_repo, tmp_path):
     """`docs/` of one project and `docs/` of another share a name and a default corpus: the
     second is refused, not loaded over the first (plain folders and checkouts alike)."""
