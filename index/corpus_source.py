@@ -9,7 +9,6 @@ that named no source) has none: the next load that names one adopts it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
@@ -45,18 +44,9 @@ def stored_source(db: Any, corpus: str) -> str | None:
 
 def same_source(stored: str, source: str) -> bool:
     """Whether a corpus that records `stored` is a snapshot of `source`: one normal form
-    (`flatten.corpus_sources`; a checkout moved to another runner is named by its origin, so
-    the same), one source. Two folders that only share a name are two projects. A folder
-    recorded by its path before checkouts were named by their origin is the same source when
-    that path, still here, is now named `source`."""
-    if stored == source:
-        return True
-    kind, _, path = stored.partition(" ")
-    if kind != "root" or not Path(path).is_absolute() or not Path(path).is_dir():
-        return False
-    from flatten.corpus_sources import corpus_source
-
-    return corpus_source("root", path) == source
+    (`flatten.corpus_sources`: a checkout, wherever it is, is named by its origin), one source.
+    Two folders that only share a name are two projects."""
+    return stored == source
 
 
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:

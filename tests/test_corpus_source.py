@@ -153,25 +153,6 @@ def test_a_checkout_moved_to_another_runner_path_is_the_same_source(make_repo, t
     )
 
 
-def test_a_checkout_recorded_by_its_path_is_the_same_source_named_by_its_origin(
-    make_repo, tmp_path
-):
-    """A store whose corpus recorded a checkout's folder by its absolute path (before folders
-    in a checkout were named by their origin) refreshes it, and records the origin form."""
-    origin = make_repo("handbook")
-    origin.commit(HANDBOOK)
-    git(tmp_path, "clone", "-q", origin.url, "checkout")
-    store = tmp_path / "store"
-    assert run_cli("index", tmp_path / "checkout", "--corpus", "hb", "--store", store).code == 0
-    db = sqlite3.connect(store / "index.sqlite")
-    with db:
-        db.execute("UPDATE corpora SET source = ?", (f"root {(tmp_path / 'checkout').resolve()}",))
-    db.close()
-    again = run_cli("index", tmp_path / "checkout", "--corpus", "hb", "--store", store)
-    assert again.code == 0, again.stderr
-    assert corpus_sources(str(store), "hb")[0] == f"repo {origin.path.resolve()}"
-
-
 def test_a_checkout_is_the_repository_its_origin_names(make_repo, tmp_path):
     """`--root` of any folder of a checkout and `--repo` of its origin are one source."""
     origin = make_repo("handbook")
