@@ -7,9 +7,10 @@ string, and no string holds a credential:
 - a repository by host and path (`repo github.com/encode/httpx`): `https://`, `ssh://`, scp-like
   `git@github.com:encode/httpx.git`, a `.git` suffix, a trailing slash and the `encode/httpx`
   shorthand are all one; a local repository (path or `file://`) by its absolute path;
-- a folder by its absolute path (`root /src/handbook`);
-  the index takes two local paths whose folders have one name for one source
-  (`index.corpus_source.same_source`): a checkout moves between CI runners;
+- a folder inside a checkout of a repository with an `origin` remote is a snapshot of that
+  repository (`repo github.com/org/handbook`, as `--repo` names it): a checkout moves between
+  CI runners, and two projects' `docs/` folders are two sources; any other folder by its
+  absolute path (`root /src/handbook`);
 - a site by its seed's host and path (`url docs.example.com/guide`), scheme and query dropped.
 
 The ref, subdirectory, scope and flatten settings are not part of it: they shape a snapshot of
@@ -35,7 +36,7 @@ def corpus_source(kind: str, value: str) -> str:
     if kind == "repo":
         return f"repo {_repo(value)}"
     if kind == "root":
-        return f"root {_absolute(value)}"
+        return _folder(value)
     if kind == "url":
         return f"url {_host_and_path(strip_credentials(value.strip()))}"
     raise ValueError(f"not a source kind: {kind!r} (one of {', '.join(SOURCE_KINDS)})")
@@ -56,6 +57,20 @@ def _repo(value: str) -> str:
         host, path = scp.groups()
         return f"{host.lower()}/{path.strip('/')}".removesuffix(".git").rstrip("/")
     return _absolute(text)
+
+
+def _folder(value: str) -> str:
+    """A folder in a checkout with an origin remote: that repository, whichever folder of it
+    and wherever it is checked out (its folder's name alone would make every project's `docs/`
+    one source); any other folder: its absolute path."""
+    from flatten.sources.gitcmd import git_available, run_git
+
+    path = _absolute(value)
+    if not Path(path).is_dir() or not git_available():
+        return f"root {path}"
+    origin = run_git(["-C", path, "remote", "get-url", "origin"], timeout=30)
+    url = origin.stdout.decode("utf-8", "surrogateescape").strip()
+    return f"repo {_repo(url)}" if origin.returncode == 0 and url else f"root {path}"
 
 
 def _host_and_path(url: str) -> str:

@@ -309,6 +309,24 @@ def _provenance(repo_url: str | None, commit: str | None, ref: str | None) -> Pr
     return Provenance(repo_url, commit, ref)  # one per corpus, usually: shared, not rebuilt
 
 
+# Where another framework's chunk says which document it is part of, when it has no `source`:
+# the file it was read from (LlamaIndex's readers and Haystack's converters), else LlamaIndex's
+# SOURCE relationship. Their node ids are fresh on every export, so a chunk named by its id would
+# be a document of its own, and a refresh would replace every document.
+DOCUMENT_KEYS = ("file_path",)
+
+
+def _document_of(data: dict[str, Any]) -> str | None:
+    for key in DOCUMENT_KEYS:
+        value = data.get(key)
+        if type(value) is str and value.strip():
+            return value
+    relationships = data.get("relationships")
+    parent = relationships.get(_SOURCE_RELATIONSHIP) if type(relationships) is dict else None
+    node_id = parent.get("node_id") if type(parent) is dict else None
+    return node_id if type(node_id) is str and node_id.strip() else None
+
+
 def decode(obj: Any, fallback_source: str) -> Record:
     """One JSON value in any layout read as a record, or `Malformed` with the reason.
 
@@ -334,7 +352,7 @@ def decode(obj: Any, fallback_source: str) -> Record:
     data = _checked(data)
     get = data.get
     raw_id = get("id") or get("id_") or get("_id")  # ID_KEYS, in order
-    source = get("source") or get("url")
+    source = get("source") or get("url") or _document_of(data)
     ordinal = get("ordinal")
     split = split_id(raw_id) if raw_id and not (source and ordinal is not None) else None
     source = source or (split[0] if split else raw_id) or fallback_source

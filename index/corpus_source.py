@@ -9,7 +9,6 @@ that named no source) has none: the next load that names one adopts it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
@@ -44,15 +43,10 @@ def stored_source(db: Any, corpus: str) -> str | None:
 
 
 def same_source(stored: str, source: str) -> bool:
-    """Whether a corpus that records `stored` is a snapshot of `source`: the same string, or two
-    absolute local paths (a folder, a local repository) whose last folders share a name."""
-    if stored == source:
-        return True
-    kind, _, path = stored.partition(" ")
-    other_kind, _, other_path = source.partition(" ")
-    if kind != other_kind or not (Path(path).is_absolute() and Path(other_path).is_absolute()):
-        return False
-    return Path(path).name == Path(other_path).name
+    """Whether a corpus that records `stored` is a snapshot of `source`: one normal form
+    (`flatten.corpus_sources`: a checkout, wherever it is, is named by its origin), one source.
+    Two folders that only share a name are two projects."""
+    return stored == source
 
 
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:
@@ -61,17 +55,27 @@ def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None
         raise CorpusSourceMismatch(corpus, stored, source)
 
 
-def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> None:
+def check_source(db: Any, corpus: str, source: str) -> None:
+    """`CorpusSourceMismatch` when `corpus` in `db` records a source other than `source`: the
+    check a load makes, made before its flatten or clone."""
+    refuse_mismatch(corpus, stored_source(db, corpus), clean_source(source))
+
+
+def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> bool:
     """Inside a load's transaction, before anything is written: refuse another source (unless
     `replace`), and record this one, making the corpus if it is new (a load naming no source
-    leaves the record as it is)."""
+    leaves the record as it is). True when the load replaces the corpus's content: `replace`
+    asked for, and the corpus held another source or none recorded (the same source again is
+    a plain snapshot, limited as any, so a `--replace` left in a CI script disarms nothing)."""
     source = clean_source(source)
     if source is None:
-        return
+        return replace
+    stored = stored_source(db, corpus)
     if not replace:
-        refuse_mismatch(corpus, stored_source(db, corpus), source)
+        refuse_mismatch(corpus, stored, source)
     db.execute(
         "INSERT INTO corpora (name, source) VALUES (?, ?) "
         "ON CONFLICT(name) DO UPDATE SET source = excluded.source",
         (corpus, source),
     )
+    return replace and (stored is None or not same_source(stored, source))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from index.corpus_source import clean_source, refuse_mismatch, stored_source
+from index.corpus_source import check_source
 from index.errors import StoreError
 from index.loader import LoadReport, check_corpus_name, load_files, spool_records
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
@@ -77,8 +77,7 @@ def refuse_other_source(
     except StoreError:
         return  # no store yet, or one that cannot be read before it is upgraded
     with store:
-        stored = stored_source(store.db, corpus)
-    refuse_mismatch(corpus, stored, clean_source(source))
+        check_source(store.db, corpus, source)
 
 
 def ingest_files(

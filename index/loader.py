@@ -231,8 +231,9 @@ def load_files(
         handles = [files.enter_context(open(path, "rb")) for path in paths]
         readers = [files.enter_context(open(path, "rb")) for path in paths]
         with store.write(corpus) as db:
-            adopt_source(db, corpus, source, replace=replace)  # another source: refused here
-            load = _Load(db, readers, paths, corpus, report, reindex or replace, hold_chars)
+            # Another source: refused here, or with `replace` its content replaced (a reindex).
+            replacing = adopt_source(db, corpus, source, replace=replace)
+            load = _Load(db, readers, paths, corpus, report, reindex or replacing, hold_chars)
             framings = load.read(handles)
             _refuse_unframed(paths, framings, set(streams), partial)
             # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
@@ -364,8 +365,8 @@ class _Load:
                     framing.record()
                     report.malformed.append((path.name, number, "line longer than 16 MiB"))
                     continue
-                if not line or line.isspace():
-                    continue
+                if not line.removeprefix(b"\xef\xbb\xbf").strip():
+                    continue  # blank, or an editor's byte order mark alone on the first line
                 chunk: Record | None = None
                 try:
                     mark = read_mark(line) if line.startswith(MARK_PREFIX) else None

@@ -533,6 +533,23 @@ def test_the_ci_recipe_refreshes_an_index_on_every_merge(tmp_path, make_repo):
     assert row["ok"] is False and "FAILED: root-missing" in failed.stdout
 
 
+def test_the_ci_recipe_says_a_repository_was_up_to_date(tmp_path, make_repo):
+    """A second refresh of a repository whose remote has not moved loads nothing: its row says
+    so, rather than "ok" beside a row of dashes."""
+    origin = make_repo("handbook")
+    origin.commit({"docs/a.md": "# A\n\nalpha\n"})
+    (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - repo: {origin.url}\n")
+    env = {**os.environ, "DOCS_FLATTEN": f"{sys.executable} -m flatten", "PYTHON": sys.executable,
+           "PYTHONPATH": str(PROJECT), "GITHUB_STEP_SUMMARY": ""}  # fmt: skip
+    rows = []
+    for _ in range(2):
+        done = subprocess.run(["sh", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows.append(next(x for x in done.stdout.splitlines() if x.startswith("| handbook |")))
+    assert rows[0].endswith("| ok |") and rows[1].endswith("| up to date, not cloned |")
+
+
 def test_the_ci_workflows_cache_by_the_config_and_call_the_one_script():
     from ruamel.yaml import YAML
 
@@ -628,3 +645,14 @@ def test_a_message_of_several_lines_stays_on_its_row_of_the_table(tmp_path, make
     assert len(table) == 3 and table[2].startswith("| ") and table[2].endswith(" |"), table
     assert "FAILED: root-missing" in table[2] and "no such \\| folder" in table[2]
     assert table[2].count(" | ") == 8  # nine cells: the | in the path is escaped
+
+
+def test_the_recipe_fails_when_it_cannot_write_its_table(tmp_path, make_repo):
+    """A run whose loads succeeded but whose summary table could not be made (no python3 on the
+    runner, a summary line it cannot read) does not pass as green with an empty table."""
+    repo = make_repo("tableless")
+    repo.commit({"docs/a.md": "# A\n\nalpha\n", "docs-flatten.yaml": "sources:\n  - root: .\n"})
+    done = _refresh(repo.path, DOCS_FLATTEN_STORE="ci-index", PYTHON="false")
+    assert done.returncode == 1, done.stderr
+    assert "summary table" in done.stderr
+    assert _rows(repo.path / "ci-index" / "last-run")[0]["ok"] is True  # the summaries are kept

@@ -16,8 +16,9 @@ from flatten import FlattenOptions, corpus_source, flatten_root
 from index import CorpusSourceMismatch
 from index.documents import stats
 from index.loader import load_records
+from index.snapshot import TooManyRemovals
 from index.store import Store
-from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import assert_clean_failure, git, jsonl, record, run_cli, write
 
 HANDBOOK = {"docs/install.md": "# Install\n\nRun the installer.\n", "README.md": "# Handbook\n"}
 OTHER = {"guide.md": "# Guide\n\nAnother project's guide.\n"}
@@ -132,22 +133,81 @@ def test_another_folder_into_a_corpus_is_refused_until_replace(store_url, tmp_pa
                                                  ["guide.md"])  # fmt: skip
 
 
-def test_a_checkout_moved_to_another_runner_path_is_the_same_source(tmp_path):
-    """CI runners check one project out under different paths: the folder's name is the same,
-    so the corpus is refreshed (and records the new path), not refused."""
+def test_a_checkout_moved_to_another_runner_path_is_the_same_source(make_repo, tmp_path):
+    """CI runners check one project out under different paths: its folder is named by the
+    origin and its path there, so the corpus is refreshed (and its documents), not refused."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
     store = tmp_path / "store"
-    write(tmp_path / "runner-1" / "handbook", HANDBOOK)
-    write(tmp_path / "runner-2" / "handbook", {**HANDBOOK, "docs/new.md": "# New\n\nText.\n"})
-    first = run_cli("index", tmp_path / "runner-1" / "handbook", "--corpus", "docs",
-                    "--store", store)  # fmt: skip
-    assert first.code == 0, first.stderr
-    moved = run_cli("index", tmp_path / "runner-2" / "handbook", "--corpus", "docs",
-                    "--store", store)  # fmt: skip
-    assert moved.code == 0, moved.stderr
+    runners = [tmp_path / "runner-1" / "work", tmp_path / "runner-2" / "builds" / "hb"]
+    for checkout in runners:
+        checkout.parent.mkdir(parents=True)
+        git(checkout.parent, "clone", "-q", origin.url, checkout.name)
+    write(runners[1] / "docs", {"new.md": "# New\n\nText.\n"})
+    for checkout in runners:
+        done = run_cli("index", checkout / "docs", "--corpus", "docs", "--store", store)
+        assert done.code == 0, done.stderr
     assert corpus_sources(str(store), "docs") == (
-        f"root {(tmp_path / 'runner-2' / 'handbook').resolve()}",
-        ["README.md", "docs/install.md", "docs/new.md"],
+        f"repo {origin.path.resolve()}",
+        ["install.md", "new.md"],
     )
+
+
+def test_a_checkout_is_the_repository_its_origin_names(make_repo, tmp_path):
+    """`--root` of any folder of a checkout and `--repo` of its origin are one source."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
+    git(tmp_path, "clone", "-q", origin.url, "checkout")
+    assert corpus_source("root", str(tmp_path / "checkout" / "docs")) == (
+        corpus_source("repo", origin.url)
+    )
+    assert corpus_source("root", str(tmp_path / "checkout")) == corpus_source("repo", origin.url)
+
+
+def test_manifests_of_a_folder_load_in_a_job_without_its_checkout(make_repo, tmp_path):
+    """`index --manifests` in a job that did not check the repository out cannot name a `root:`
+    source's repository: the corpus (recorded from the checkout) loads, not refused."""
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
+    git(tmp_path, "clone", "-q", origin.url, "checkout")
+    (tmp_path / "checkout" / "sources.yaml").write_text("- root: docs\n  corpus: hb\n")
+    store = tmp_path / "store"
+    first = run_cli("ingest", "--sources", "sources.yaml", "--store", store,
+                    cwd=tmp_path / "checkout")  # fmt: skip
+    assert first.code == 0, first.stderr
+    (tmp_path / "checkout" / "docs" / "more.md").write_text("# More\n\nText.\n")
+    shard = run_cli("ingest", "--sources", "sources.yaml", "--out", tmp_path / "shard",
+                    cwd=tmp_path / "checkout")  # fmt: skip
+    assert shard.code == 0, shard.stderr
+    (tmp_path / "elsewhere").mkdir()
+    loaded = run_cli("index", "--manifests", tmp_path / "shard", "--store", store,
+                     cwd=tmp_path / "elsewhere")  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    assert corpus_sources(str(store), "hb") == (
+        f"repo {origin.path.resolve()}",
+        ["install.md", "more.md"],
+    )
+
+
+def test_two_projects_docs_folders_are_two_sources(make_repo, tmp_path):
+    """`docs/` of one project and `docs/` of another share a name and a default corpus: the
+    second is refused, not loaded over the first (plain folders and checkouts alike)."""
+    store = tmp_path / "store"
+    write(tmp_path / "alpha" / "docs", HANDBOOK)
+    write(tmp_path / "beta" / "docs", OTHER)
+    first = run_cli("ingest", "--root", tmp_path / "alpha" / "docs", "--store", store)
+    assert first.code == 0, first.stderr
+    refused = run_cli("ingest", "--root", tmp_path / "beta" / "docs", "--store", store)
+    assert_clean_failure(refused, 2, "holds root", "--replace")
+    for name in ("gamma", "delta"):
+        origin = make_repo(name)
+        origin.commit({"docs/" + name + ".md": f"# {name}\n\nText.\n"})
+    loaded = run_cli("index", tmp_path / "gamma" / "docs", "--corpus", "c", "--store", store)
+    assert loaded.code == 0, loaded.stderr
+    refused = run_cli("index", tmp_path / "delta" / "docs", "--corpus", "c", "--store", store)
+    assert_clean_failure(refused, 2, "--replace")
+    assert corpus_sources(str(store), "docs")[1] == ["README.md", "docs/install.md"]
+    assert corpus_sources(str(store), "c")[1] == ["gamma.md"]
 
 
 def test_a_repository_reindexed_by_another_spelling_is_the_same_source(make_repo, tmp_path):
@@ -198,6 +258,22 @@ def test_the_library_takes_source_and_replace(store, tmp_path):
     assert store.db.execute("SELECT source FROM documents").fetchall() == [("guide.md",)]
 
 
+def test_replace_of_the_same_source_is_a_snapshot_limited_as_any(store, tmp_path):
+    """`--replace` left on a CI command lifts the removal limit only when it replaces another
+    source: the same source cut short still stops at the limit, writing nothing."""
+    pages = {f"docs/page{i}.md": f"# Page {i}\n\nText {i}.\n" for i in range(30)}
+    write(tmp_path / "handbook", pages)
+    handbook = corpus_source("root", str(tmp_path / "handbook"))
+    load_records(store, flatten_root(tmp_path / "handbook", FlattenOptions()), "docs",
+                 source=handbook, replace=True)  # fmt: skip
+    for i in range(25):
+        (tmp_path / "handbook" / f"docs/page{i}.md").unlink()
+    with pytest.raises(TooManyRemovals):
+        load_records(store, flatten_root(tmp_path / "handbook", FlattenOptions()), "docs",
+                     source=handbook, replace=True)  # fmt: skip
+    assert stats(store)["corpora"][0]["documents"] == 30
+
+
 # --- a store of the previous version --------------------------------------------------------
 
 
@@ -243,6 +319,8 @@ def test_a_many_source_run_refuses_a_corpus_of_another_source_and_loads_the_rest
     reasons = {s["corpus"]: (s["error"] or {}).get("reason") for s in map(json.loads,
                mixed.stdout.splitlines())}  # fmt: skip
     assert reasons == {"docs": "corpus-source-mismatch", "other": None}
+    # Refused before its flatten (or clone): a CI run spends nothing on a source it cannot load.
+    assert [s["files"] is None for s in map(json.loads, mixed.stdout.splitlines())] == [True, False]
     assert corpus_sources(str(store), "docs")[1] == ["README.md", "docs/install.md"]
     replaced = run_cli("ingest", "--sources", sources, "--replace", "--store", store)
     assert replaced.code == 0, replaced.stderr

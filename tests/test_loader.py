@@ -21,7 +21,7 @@ from flatten.errors import UsageError
 from flatten.record import INT_MAX, encode_line, end_mark, error_mark
 from flatten.writer import write_jsonl
 from index.documents import show, sources
-from index.loader import EmptyInput, StreamError, load_files
+from index.loader import EmptyInput, StreamError, load_files, load_records
 from index.store import Store
 from tests.conftest import assert_clean_failure, jsonl, record, run_cli, write
 
@@ -332,3 +332,52 @@ def test_a_config_that_is_not_utf8_is_a_usage_error(tmp_path):
     corpus = jsonl(tmp_path / "c.jsonl", DOCS)
     result = run_cli("index", corpus, "--corpus", "c", "--store", tmp_path / "s", cwd=tmp_path)
     assert_clean_failure(result, 2, "docs-flatten.yaml", "not valid UTF-8")
+
+
+def _foreign_export(layout: str, run: int, pages: int = 12) -> list[dict]:
+    """Another framework's export of `pages` files, two chunks each, as its writer makes it on
+    run `run`: node and document ids are fresh UUID-like strings every run (LlamaIndex's and
+    Haystack's defaults), only the file path stays."""
+    lines = []
+    for page in range(pages):
+        path = f"/checkout/docs/page{page}.md"
+        for part in range(2):
+            text = f"part {part} of page {page} about sprockets"
+            node_id = f"{run:08x}-{page:04x}-{part:04x}"
+            if layout == "llamaindex":
+                lines.append({"id_": node_id, "text": text,
+                              "metadata": {"file_path": path, "file_name": f"page{page}.md"},
+                              "relationships": {"1": {"node_id": f"doc-{run}-{page}",
+                                                      "node_type": "4"}}})  # fmt: skip
+            else:  # haystack
+                lines.append({"id": node_id, "content": text, "meta": {"file_path": path}})
+    return lines
+
+
+@pytest.mark.parametrize("layout", ["llamaindex", "haystack"])
+def test_a_foreign_export_refreshed_keeps_its_documents_by_file_path(tmp_path, layout):
+    """Each export of the same files names its nodes anew; the loader groups them by the file
+    they came from, so a refresh finds every document unchanged rather than removing all of them
+    (which the removal limit refuses: a CI refresh that fails every run)."""
+    store = Store.open(tmp_path / "store")
+    first = load_records(store, _foreign_export(layout, 1), "fx")
+    assert (first.added, first.removed) == (12, 0)
+    again = load_records(store, _foreign_export(layout, 2), "fx")
+    assert (again.added, again.unchanged, again.removed) == (0, 12, 0)
+    sources = [r[0] for r in store.db.execute("SELECT source FROM documents ORDER BY source")]
+    assert sources[0] == "/checkout/docs/page0.md"
+    store.close()
+
+
+def test_a_byte_order_mark_alone_on_a_line_is_a_blank_line(tmp_path):
+    """An editor's BOM before an empty first line is no malformed line (nor is a BOM-only file
+    a record: it is an empty input)."""
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\n" + jsonl(tmp_path / "r.jsonl", DOCS).read_bytes())
+    with Store.open(tmp_path / "s") as store:
+        report = load_files(store, [path], "c")
+    assert report.malformed == [] and report.added > 0
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf\n")
+    with Store.open(tmp_path / "s") as store, pytest.raises(EmptyInput) as empty:
+        load_files(store, [tmp_path / "bom.jsonl"], "c")
+    assert "malformed" not in str(empty.value)

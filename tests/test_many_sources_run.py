@@ -6,6 +6,7 @@ signals, real git repositories cloned through file://."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -113,3 +114,59 @@ def test_a_many_source_run_opens_the_store_once(tmp_path, monkeypatch, embedded)
     # One writer's open for all three loads, and with embeddings the one read-only look at
     # the vectors' identity before anything is flattened.
     assert opened == ([True] if embedded else []) + [False]
+
+
+def test_a_stopped_run_still_prints_a_json_summary_per_source(capsys):
+    """Ctrl-C or SIGTERM during `ingest --json` over many sources (a cancelled CI job): stdout
+    still holds one summary per source, the ones not done saying `interrupted`, so the CI
+    recipe's table and `jq` have something to read; the exit code is 130."""
+    import typer
+
+    from flatten.cli.many import Outcomes
+    from flatten.summary import Summary
+
+    outcomes = Outcomes(as_json=True, quiet=True)
+    done, under_way = Summary(command="ingest", corpus="a"), Summary(command="ingest", corpus="b")
+    outcomes.summaries = [done, under_way]
+    with pytest.raises(typer.Exit) as stopped, outcomes.stoppable("ingest"):
+        outcomes.counts["loaded"] += 1
+        outcomes.settle(done)
+        raise KeyboardInterrupt
+    assert stopped.value.exit_code == 130
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(s["corpus"], s["ok"]) for s in lines] == [("a", True), ("b", False)]
+    assert lines[1]["error"]["reason"] == "interrupted"
+
+
+def test_a_stop_before_any_source_ran_prints_the_json_failure(capsys):
+    """A stop while the config is read and the plan made: `--json` still prints one summary."""
+    from flatten.cli.loading import failure_summary
+
+    with pytest.raises(KeyboardInterrupt), failure_summary("ingest", as_json=True):
+        raise KeyboardInterrupt
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["error"]["reason"] == "interrupted"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ingest", "--sources", "{sources}", "--store", "{blocker}"],
+     ["ingest", "--sources", "{sources}", "--out", "{blocker}"],
+     ["index", "--manifests", "{manifests}", "--store", "{blocker}"]],
+    ids=["store", "out", "manifests"],
+)  # fmt: skip
+def test_a_many_source_run_that_cannot_start_still_prints_its_json_failure(tmp_path, args):
+    """A store or --out that cannot be used fails the run before any source: --json still
+    prints one summary saying why (the CI recipe's table reads it), not an empty stdout."""
+    write(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"- root: {tmp_path / 'notes'}\n  corpus: notes\n")
+    made = run_cli("ingest", "--sources", sources, "--out", tmp_path / "shard")
+    assert made.code == 0, made.stderr
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    paths = {"sources": sources, "blocker": blocker, "manifests": tmp_path / "shard"}
+    result = run_cli(*[a.format(**paths) for a in args], "--json")
+    assert result.code == 1, result.stderr
+    (summary,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert summary["ok"] is False and summary["error"]["reason"], summary

@@ -8,7 +8,9 @@
 #
 # Writes $OUT/summary.jsonl (one run summary per source, schema 1: see the README) and
 # $OUT/summary.md (a table; appended to $GITHUB_STEP_SUMMARY on GitHub). Exits as ingest does:
-# 0 ok, 1 a source failed (the others still ran), 2 the config or a flag is wrong.
+# 0 ok, 1 a source failed (the others still ran) or the table could not be made, 2 the config
+# or a flag is wrong (a source whose corpus holds another source too: corpus-source-mismatch;
+# the others still ran).
 #
 #   DOCS_FLATTEN_CONFIG  the config             (default: docs-flatten.yaml)
 #   DOCS_FLATTEN_STORE   the index: a directory (default: .docs-flatten; cache it between
@@ -41,7 +43,8 @@ status=0
 ${DOCS_FLATTEN:-docs-flatten} ingest --config "$config" --store "$store" --json \
     > "$work/summary.jsonl" || status=$?
 
-"${PYTHON:-python3}" - "$work/summary.jsonl" > "$work/summary.md" <<'PY'
+table=0
+"${PYTHON:-python3}" - "$work/summary.jsonl" > "$work/summary.md" <<'PY' || table=$?
 import json, sys
 
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
@@ -50,6 +53,8 @@ print("|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     load, files, chunks = r["load"] or {}, r["files"] or {}, r["chunks"] or {}
     status = "ok" if r["ok"] else f"FAILED: {r['error']['reason']}: {r['error']['message']}"
+    if r["ok"] and r.get("upToDate"):  # its remote had not moved: not cloned, nothing loaded
+        status = "up to date, not cloned"
     cells = [r["corpus"] or "-", r["source"] or "-", (r["commit"] or "-")[:12],
              files.get("kept", "-"), load.get("added", "-"), load.get("updated", "-"),
              load.get("removed", "-"), chunks.get("total", "-"), status]
@@ -58,6 +63,11 @@ for r in rows:
 PY
 
 mv "$work/summary.jsonl" "$work/summary.md" "$out/" || exit 1
+# A green run says what it did: loads that succeeded with no table to show them fail the job.
+if [ "$table" -ne 0 ]; then
+    echo "error: could not write the summary table (${PYTHON:-python3} exited $table); the run summaries are in $out/summary.jsonl" >&2
+    [ "$status" -eq 0 ] && status=1
+fi
 cat "$out/summary.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"

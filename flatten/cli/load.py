@@ -237,7 +237,10 @@ def _index_manifests(
                                   partial=partial, reindex=reindex, wait=wait,
                                   max_delete=max_delete, replace=replace)  # fmt: skip
         found = find_manifests(manifests)
-    index_manifests(found, store_dir, loading, as_json=as_json, quiet=quiet)
+    # A failure that escapes is the run's, before any summary was printed (a store that
+    # cannot be opened): one summary says why.
+    with failure_summary("index", as_json):
+        index_manifests(found, store_dir, loading, as_json=as_json, quiet=quiet)
 
 
 def _index_corpus(paths: list[str]) -> str:
@@ -328,7 +331,10 @@ def ingest_command(
         return
     from flatten.cli.many import ingest_many
 
-    ingest_many(run, planned, workers=jobs or default_workers(), out=out, shard=chosen)
+    # Each source's failure is its summary's; one that escapes is the run's, before any
+    # summary was printed (a store or --out that cannot be used): one summary says why.
+    with failure_summary("ingest", as_json):
+        ingest_many(run, planned, workers=jobs or default_workers(), out=out, shard=chosen)
 
 
 SourcesFile = Annotated[

@@ -55,7 +55,7 @@ def failure_summary(command: str, as_json: bool) -> Iterator[None]:
     """A failure before any source ran: with --json, one summary on stdout says why."""
     try:
         yield
-    except FlattenError as exc:
+    except (FlattenError, KeyboardInterrupt) as exc:  # a stop (Ctrl-C, SIGTERM) is a failure too
         if as_json:
             failed = Summary(command=command)
             failed.fail(exc)
@@ -67,6 +67,17 @@ def add_ingest(summary: Summary, report: IngestReport) -> None:
     summary.add_load(report.load, report.chunks_total)
     if report.vectors is not None:
         summary.add_vectors(report.vectors, report.vectors_pending)
+
+
+def _source_of(state: SourceState) -> str | None:
+    """What a load of `state`'s records is a snapshot of. None for a folder that is not on this
+    machine (`index --manifests` in a job that did not check it out): which repository it was
+    in cannot be told here, so the load names no source rather than a wrong one."""
+    from flatten.corpus_sources import corpus_source
+
+    if state.kind == "root" and not Path(state.source).is_dir():
+        return None
+    return corpus_source(state.kind, state.source)
 
 
 def load_into(
@@ -86,7 +97,6 @@ def load_into(
     on stderr and in `summary`. `store`: one the caller opened for several loads (else the
     store at `store_dir` is opened for this one). `source`: what the files are a snapshot of
     (`flatten.corpus_sources`; by default the one `state` names)."""
-    from flatten.corpus_sources import corpus_source
     from index.ingest import ingest_files, ingest_into
     from index.loader import EmptyInput
     from index.snapshot import TooManyRemovals
@@ -109,7 +119,7 @@ def load_into(
     try:
         with contextlib.ExitStack() as stack:
             if source is None and state is not None:
-                source = corpus_source(state.kind, state.source)
+                source = _source_of(state)
             into = {"on_loaded": loaded, "progress": embedded, "streams": streams or (),
                     "state": state.to_json() if state else None, "source": source}  # fmt: skip
             if store is not None:

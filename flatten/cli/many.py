@@ -26,6 +26,7 @@ from flatten.cli.jobs import Job
 from flatten.cli.loading import Run, ingest_options, load_into
 from flatten.cli.options import check_repo_only, crawl_options, settings_options
 from flatten.cli.output import error_lines, json_line, say
+from flatten.corpus_sources import corpus_source
 from flatten.errors import FlattenError, OutputError, interrupted_exit_code
 from flatten.fanout import Flattened, SourceSpec, flatten_many
 from flatten.manifest import (
@@ -42,6 +43,7 @@ from flatten.manifest import (
 )
 from flatten.shards import Shard
 from flatten.summary import Summary
+from index.corpus_source import CorpusSourceMismatch, check_source
 from index.ingest import states_of
 from index.snapshot import parse_limit
 
@@ -63,6 +65,12 @@ class Outcomes:
     counts: Counter[str] = field(default_factory=Counter)
     exit_codes: list[int] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    settled: set[int] = field(default_factory=set)  # ids of the summaries whose source is done
+
+    def settle(self, summary: Summary) -> None:
+        """`summary`'s source is done (loaded, written, up to date or failed): a stop after
+        this leaves it as it says."""
+        self.settled.add(id(summary))
 
     def tell(self, text: str) -> None:
         if not self.quiet and not self.as_json:
@@ -70,6 +78,7 @@ class Outcomes:
 
     def fail(self, summary: Summary, header: str, exc: FlattenError) -> None:
         summary.fail(exc)
+        self.settle(summary)
         self.counts["failed"] += 1
         self.exit_codes.append(exc.exit_code)
         say(header, err=True)
@@ -89,6 +98,13 @@ class Outcomes:
         except KeyboardInterrupt as stop:
             say(f"interrupted: {what}: {self._done() or 'no source had finished'} before the "
                 "stop (those stay); the source under way was not loaded", err=True)  # fmt: skip
+            # --json still prints a summary per source: the ones not done say `interrupted`.
+            for summary in self.summaries:
+                if id(summary) not in self.settled:
+                    summary.fail(stop)
+            if self.as_json:
+                for summary in self.summaries:
+                    json_line(summary)
             raise typer.Exit(interrupted_exit_code(stop)) from None
 
     def finish(self, what: str) -> None:
@@ -110,6 +126,20 @@ def _stored_states(store: Store) -> dict[str, SourceState]:
     """What each corpus of the store was last made from (none for one loaded another way)."""
     states = {name: SourceState.from_json(text) for name, text in states_of(store).items()}
     return {name: state for name, state in states.items() if state is not None}
+
+
+def _of_other_sources(
+    store: Store, jobs: list[Job], replace: bool
+) -> list[tuple[Job, CorpusSourceMismatch]]:
+    """The jobs whose corpus holds another source, refused before they are flattened or cloned
+    (their load would check again, after the work)."""
+    refused = []
+    for job in [] if replace else jobs:
+        try:
+            check_source(store.db, job.corpus, corpus_source(job.kind, job.source))
+        except CorpusSourceMismatch as exc:
+            refused.append((job, exc))
+    return refused
 
 
 def _loads(store_dir: str | None, wait: float) -> Store:
@@ -187,6 +217,9 @@ def ingest_many(
                                       max_delete=None, replace=run.replace)  # fmt: skip
             store = stack.enter_context(_loads(run.store_dir, run.wait))
             known, into = _stored_states(store), (store, loading)
+            for job, refused in _of_other_sources(store, jobs, run.replace):
+                outcomes.fail(summaries[job.corpus], _header(job), refused)
+                specs = [spec for spec in specs if spec.corpus != job.corpus]
         if run.reindex:
             known = {}
         taking = _Taking(run, outcomes, {job.corpus: job for job in jobs}, summaries, out, into)
@@ -220,6 +253,7 @@ class _Taking:
             summary.add_state(state, up_to_date=True)
             summary.kind = spec.options.kind
             outcomes.counts["up to date (not cloned)"] += 1
+            outcomes.settle(summary)
             outcomes.tell(f"{_header(job)}: up to date at {(state.commit or '')[:12]} (the "
                           "remote names the commit of its last run), not cloned")  # fmt: skip
             if self.out is not None:
@@ -239,6 +273,7 @@ class _Taking:
         if self.into is None:
             self.entries.append(Entry(spec.corpus, result.path.name, state))
             outcomes.counts["written"] += 1
+            outcomes.settle(summary)
             outcomes.tell(f"wrote {result.path} ({state.records:,} records)")
             return
         store, loading = self.into
@@ -247,6 +282,7 @@ class _Taking:
             load_into(self.run.store_dir, [result.path], spec.corpus, options, summary,
                       talk=talk, state=state, store=store)  # fmt: skip
             outcomes.counts["loaded"] += 1
+            outcomes.settle(summary)
         except FlattenError as exc:
             outcomes.fail(summary, _header(job), exc)
         finally:
@@ -314,6 +350,7 @@ def index_manifests(
             summary.add_state(state, up_to_date=known.get(entry.corpus) == state)
             if summary.up_to_date:
                 outcomes.counts["unchanged (not loaded)"] += 1
+                outcomes.settle(summary)
                 outcomes.tell(f"{header}: unchanged since its last load, not loaded")
                 continue
             outcomes.tell(header)
@@ -321,6 +358,7 @@ def index_manifests(
                 load_into(store_dir, [verify(manifest, entry)], entry.corpus, loading, summary,
                           talk=talk, state=state, store=store)  # fmt: skip
                 outcomes.counts["loaded"] += 1
+                outcomes.settle(summary)
             except FlattenError as exc:
                 outcomes.fail(summary, header, exc)
             summary.timings.total = summary.timings.load or 0.0
