@@ -118,7 +118,7 @@ def _store(tmp_path: Path, records: list[dict]) -> Path:
 
 def test_a_question_naming_a_function_lands_on_it_not_on_a_helper_nested_in_it(tmp_path):
     # Both slices carry `delimiter_split` in their title and symbol; only one declares it, the
-    # other sits inside it (half the credit: index.ranking.OUTER_SHARE).
+    # other sits inside it (half the credit at most: index.ranking.OUTER_SHARE).
     with Store.open(_store(tmp_path, _linegen())) as store:
         for query in ("delimiter_split", "how does delimiter_split work"):
             hits = search(store, query, SearchOptions(per_doc=None, explain=True)).results
@@ -126,7 +126,8 @@ def test_a_question_naming_a_function_lands_on_it_not_on_a_helper_nested_in_it(t
             assert hits[0].ranking is not None and hits[0].ranking.name_score
             nested = next(h for h in hits if h.symbol == "delimiter_split.append_to_line")
             assert nested.ranking is not None and nested.ranking.name_score is not None
-            assert nested.ranking.name_score == hits[0].ranking.name_score / 2
+            # At most half: the declaration also earns the name written out verbatim.
+            assert 0 < nested.ranking.name_score <= hits[0].ranking.name_score / 2
 
 
 def test_a_function_is_named_by_a_question_that_says_its_words():
