@@ -42,16 +42,10 @@ def stored_source(db: Any, corpus: str) -> str | None:
     return None if row is None else row[0]
 
 
-def same_source(stored: str, source: str) -> bool:
-    """Whether a corpus that records `stored` is a snapshot of `source`: one normal form
-    (`flatten.corpus_sources`: a checkout, wherever it is, is named by its origin), one source.
-    Two folders that only share a name are two projects."""
-    return stored == source
-
-
 def refuse_mismatch(corpus: str, stored: str | None, source: str | None) -> None:
-    """`CorpusSourceMismatch` when both are known and are not one source (`same_source`)."""
-    if stored is not None and source is not None and not same_source(stored, source):
+    """`CorpusSourceMismatch` when both are known and differ (`flatten.corpus_sources` gives
+    one source one normal form: a checkout, wherever it is, is named by its origin)."""
+    if stored is not None and source is not None and stored != source:
         raise CorpusSourceMismatch(corpus, stored, source)
 
 
@@ -78,4 +72,4 @@ def adopt_source(db: Any, corpus: str, source: str | None, *, replace: bool) -> 
         "ON CONFLICT(name) DO UPDATE SET source = excluded.source",
         (corpus, source),
     )
-    return replace and (stored is None or not same_source(stored, source))
+    return replace and stored != source
