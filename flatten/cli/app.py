@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from flatten._version import __version__
 from flatten.cli.help import Command, command_class, readable_params
-from flatten.cli.stopping import stop_on_sigterm
+from flatten.cli.stopping import stop_on_signals
 from flatten.errors import FlattenError, interrupted_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -144,7 +144,7 @@ def _root(
 
 
 def main() -> None:
-    stop_on_sigterm()
+    stop_on_signals()
     app()
 
 
