@@ -208,8 +208,8 @@ def test_a_command_starts_with_only_what_it_needs(tmp_path):
     """Typer would import pydantic to coerce the options' defaults (a quarter of a small run),
     and every command's module would come in at start-up: a flatten needs none of the index's,
     the app's --help no command's (its list is `SUMMARIES`). A flatten of a folder without a
-    .gitignore loads no pathspec, and one that writes no --report not the summary's classes;
-    a failed one prints its error without the search results' modules."""
+    .gitignore loads no pathspec, nor the clone's module, and one that writes no --report not
+    the summary's classes; a failed one prints its error without the search results' modules."""
     (tmp_path / "a.md").write_text("# A\n\ntext\n")
     (tmp_path / "empty").mkdir()
     check = (
@@ -226,7 +226,7 @@ def test_a_command_starts_with_only_what_it_needs(tmp_path):
         (["--help"], ["pydantic", "index", *commands]),
         (["flatten", "--help"], ["pydantic", "index"]),
         (["search", "--help"], ["pydantic"]),
-        (flatten_run, ["pydantic", "index", "pathspec", "flatten.summary"]),
+        (flatten_run, ["pydantic", "index", "pathspec", "flatten.summary", "flatten.sources.repo"]),
         (["flatten", "--root", str(tmp_path / "empty")], ["index.results", "index.citations"]),
     ):
         proc = subprocess.run([sys.executable, "-c", check, ",".join(unwanted), *args],
