@@ -51,7 +51,7 @@ COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
 # Each command's line in the app's --help: its docstring's first paragraph, on one line (rich
 # keeps a docstring's own line breaks, which cut a sentence in the middle). Written out, not
 # read from the docstrings, so the list is drawn without importing every command's module and
-# building every command (the index's modules among them: a quarter of `--help`'s time);
+# building every command (the index's modules among them: nearly 40% of `--help`'s work);
 # tests/test_help.py checks each against its docstring.
 SUMMARIES: dict[str, str] = {
     "flatten": "Flatten a folder, a git repository or a docs site into JSONL records, one per "
