@@ -160,12 +160,38 @@ def _units(nodes: list[Any], lang: Language, path: str, prefix: str = "") -> lis
 
     for node, first, end in with_leading(nodes, leading):
         named = name_of(node, lang, path, prefix or None)
-        if named is None and units and (lang.runs or not units[-1].is_declaration):
-            units[-1].end = max(units[-1].end, end)  # extend the run (of preamble, or a stage)
+        if (
+            named is None
+            and units
+            and (lang.runs or not units[-1].is_declaration or _is_about(node, units[-1]))
+        ):
+            # Extend the run (of preamble, or a stage), or the declaration the statement is about.
+            units[-1].end = max(units[-1].end, end)
             continue
         symbol, title = named if named is not None else (None, None)
         units.append(_Unit(first, end, node, symbol, title))
     return units
+
+
+def _is_about(statement: Any, declaration: _Unit) -> bool:
+    """Whether a statement starts with the name of the declaration just above it and a dot:
+    `save.alters_data = True` after `def save`, `Button.propTypes = {...}` after `function Button`.
+
+    Such a statement belongs to that declaration's slice. As a unit of its own it would be merged
+    forward when the declaration's slice is full, and open the next declaration's slice. (A plain
+    call such as `helper(x)` after a nested `def helper` stays with the code around it.)
+    """
+    first = statement
+    while first.child_count:
+        first = first.child(0)
+    dot = first.next_sibling
+    own_name = (declaration.symbol or "").rsplit(".", 1)[-1]
+    return (
+        first.type == "identifier"
+        and dot is not None
+        and dot.type == "."
+        and node_text(first) == own_name
+    )
 
 
 def _body(node: Any, lang: Language) -> Any | None:
