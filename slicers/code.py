@@ -228,6 +228,7 @@ class _Piece:
     title: str
     symbol: str | None
     cols: tuple[int, int] | None = None  # a piece of one line over the budget
+    size: int | None = None  # non-whitespace characters, when already counted
 
 
 class _CodeSlicer:
@@ -265,8 +266,9 @@ class _CodeSlicer:
 
     def pieces(self, unit: _Unit, title: str, depth: int) -> list[_Piece]:
         """A unit as pieces within budget: itself, its split members, or line windows."""
-        if self.size(unit.start, unit.end) <= self.budget:
-            return [_Piece(unit.start, unit.end, title, unit.symbol)]
+        size = self.size(unit.start, unit.end)
+        if size <= self.budget:
+            return [_Piece(unit.start, unit.end, title, unit.symbol, size=size)]
         body = _body(unit.node, self.lang) if unit.node is not None and depth < _MAX_DEPTH else None
         if body is not None and unit.symbol is not None:
             members = _units(body.named_children, self.lang, self.path, prefix=unit.symbol)
@@ -305,12 +307,13 @@ class _CodeSlicer:
                 groups.extend([piece] for piece in pieces)
                 mergeable = False
                 continue
-            size = self.size(pieces[0].start, pieces[0].end)
+            piece = pieces[0]
+            size = piece.size if piece.size is not None else self.size(piece.start, piece.end)
             if mergeable and used + size <= self.budget:
-                groups[-1].append(pieces[0])
+                groups[-1].append(piece)
                 used += size
             else:
-                groups.append([pieces[0]])
+                groups.append([piece])
                 used, mergeable = size, True
         joined = [self.join(group, parent) for group in groups]
         # Runs of statements of one split declaration share its name: number them. (At the
