@@ -73,10 +73,7 @@ def section_spans(
             span.start = pending.start
             pending = None
         # Labels below a heading label the next one, or nothing at the end: no body either.
-        body_is_empty = all(
-            is_blank(lines[j]) or (is_label is not None and is_label(lines[j]))
-            for j in range(heading.end, stop)
-        )
+        body_is_empty = _nothing_but_labels(lines, heading.end, stop, is_label)
         if body_is_empty and i + 1 < len(headings):
             pending = span
             continue
@@ -94,6 +91,17 @@ def section_spans(
     ]
 
 
+def _nothing_but_labels(
+    lines: Sequence[str], start: int, end: int, is_label: Callable[[str], bool] | None
+) -> bool:
+    """Whether lines [start, end) are all blank or labels (stops at the first that is not)."""
+    for j in range(start, end):
+        line = lines[j]
+        if line.strip() and (is_label is None or not is_label(line)):
+            return False
+    return True
+
+
 def with_labels(
     lines: Sequence[str], headings: Sequence[Heading], is_label: Callable[[str], bool], start: int
 ) -> list[Heading]:
@@ -103,11 +111,12 @@ def with_labels(
     floor = start
     for heading in headings:
         first = heading.line
-        j = heading.line - 1
-        while j >= floor and (is_blank(lines[j]) or is_label(lines[j])):
-            if not is_blank(lines[j]):
+        for j in range(heading.line - 1, floor - 1, -1):
+            line = lines[j]
+            if line.strip():  # not blank: a label moves the start up, anything else stops
+                if not is_label(line):
+                    break
                 first = j
-            j -= 1
         moved.append(replace(heading, line=first) if first != heading.line else heading)
         floor = heading.end
     return moved

@@ -100,9 +100,10 @@ def pack_windows(
     Every non-blank line belongs to exactly one line window, or is cut into character windows
     when it alone is over the budget. Blank lines between blocks go to the window before.
     """
-    size = _Sizes(lines, start, end)
-    if size(start, end) <= max_chars:
+    # Most ranges fit: summed without the running totals a cut needs.
+    if (sum(map(len, lines[start:end])) + end - start if end > start else 0) <= max_chars:
         return [Window(start, end)]
+    size = _Sizes(lines, start, end)
     pieces: list[Window] = []
     for b_start, b_end in _blocks(lines, start, end, protected):
         if size(b_start, b_end) <= max_chars:
@@ -157,6 +158,9 @@ def part_titles(title: str, count: int) -> list[str]:
 
 def window_spans(windows: Sequence[Window], title: str, **fields: object) -> list[LineSpan]:
     """One span per window, titled `title (part k/n)` when there are several."""
+    if len(windows) == 1:  # most sections: one window, titled as they are
+        (w,) = windows
+        return [LineSpan(w.start, w.end, cols=w.cols, title=title, **fields)]  # type: ignore[arg-type]
     titles = part_titles(title, len(windows))
     return [
         LineSpan(w.start, w.end, cols=w.cols, title=t, **fields)  # type: ignore[arg-type]
