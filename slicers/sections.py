@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from slicers.base import ANCHOR_MAX, LineSpan, cap_label, is_blank
-from slicers.windows import pack_windows, window_spans
+from slicers.windows import pack_windows, window_spans, within_budget
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,14 @@ def section_spans(
         (before, before_head), (last, _) = spans[-2], spans.pop()
         spans[-1] = (replace(before, end=last.end), before_head)
 
-    return [
-        piece
-        for span, head_end in spans
-        for piece in split_span(lines, span, max_chars, protected, head_end)
-    ]
+    # Most sections fit the budget: their single window is the span itself.
+    pieces: list[LineSpan] = []
+    for span, head_end in spans:
+        if within_budget(lines, span.start, span.end, max_chars):
+            pieces.append(span)
+        else:
+            pieces += split_span(lines, span, max_chars, protected, head_end)
+    return pieces
 
 
 def _nothing_but_labels(

@@ -69,7 +69,7 @@ def _blocks(
 
 
 class _Sizes:
-    """Sizes of runs of lines in one range, each line with its newline: in constant time from
+    """_Sizes of runs of lines in one range, each line with its newline: in constant time from
     running totals, and the longest run that fits a budget by bisecting them."""
 
     def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
@@ -88,6 +88,13 @@ class _Sizes:
         return max(fits - 1 + self.start, a + 1)
 
 
+def within_budget(lines: Sequence[str], start: int, end: int, max_chars: int) -> bool:
+    """Whether lines [start, end), each with its newline, are within `max_chars`.
+
+    Most ranges are: summed at C speed, without the running totals only a cut needs."""
+    return (sum(map(len, lines[start:end])) + end - start if end > start else 0) <= max_chars
+
+
 def pack_windows(
     lines: Sequence[str],
     start: int,
@@ -100,8 +107,7 @@ def pack_windows(
     Every non-blank line belongs to exactly one line window, or is cut into character windows
     when it alone is over the budget. Blank lines between blocks go to the window before.
     """
-    # Most ranges fit: summed without the running totals a cut needs.
-    if (sum(map(len, lines[start:end])) + end - start if end > start else 0) <= max_chars:
+    if within_budget(lines, start, end, max_chars):
         return [Window(start, end)]
     size = _Sizes(lines, start, end)
     pieces: list[Window] = []

@@ -3,7 +3,8 @@
 Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, running totals for
 slice sizes, a regex over flag bytes for blank-line blocks, the markdown indentation count,
 ASCII heading slugs, reST titles looked for only beside the adornment lines one regex finds,
-slices cut without re-capping labels) is checked against the straightforward computation on
+slices cut without re-capping labels, markdown block rules tried only after a marker, front
+matter without a title not parsed) is checked against the straightforward computation on
 open-ended input.
 """
 
@@ -13,6 +14,7 @@ import json
 import math
 import re
 import string
+import tomllib
 import unicodedata
 
 import pytest
@@ -32,8 +34,20 @@ from slicers.base import (
     make_slice,
     split_lines,
 )
-from slicers.markdown import _indent
+from slicers.markdown import (
+    _ATX,
+    _BLOCK_MARKERS,
+    _BLOCKQUOTE,
+    _FENCE,
+    _LIST_ITEM,
+    _SETEXT,
+    _THEMATIC,
+    _front_matter_title,
+    _html_block,
+    _indent,
+)
 from slicers.rst import _title_text, adornment_rows, find_rst_headings
+from slicers.ruamel_yaml import YAML
 from slicers.sections import Heading
 from slicers.slug import _kept, docutils_id, github_slug
 from slicers.windows import Window, _blocks, _Sizes, cut_line, pack_windows
@@ -358,3 +372,46 @@ def test_slices_are_the_slices_the_plain_cut_gives(lines, a, b, cols, title, sec
     end = start + 1 if cols is not None else min(max(a, b), len(lines))
     span = LineSpan(start, end, title=title, section=section, anchor="x", cols=cols)
     assert make_slice(lines, span) == _plain_make_slice(lines, span)
+
+
+_BLOCK_STARTS = (_FENCE, _ATX, _SETEXT, _THEMATIC, _LIST_ITEM, _BLOCKQUOTE)
+
+
+@settings(max_examples=600)
+@given(
+    st.text(alphabet=" \t", max_size=5),
+    st.sampled_from("`~#=-*_+<>1.[!/|\u3000\x0c²") | st.characters(),
+    st.text(alphabet="`~#=-*_+<>! abc1.)\t", max_size=8) | st.text(max_size=8),
+)
+def test_markdown_lines_without_a_marker_open_no_block(indent: str, first: str, rest: str) -> None:
+    line = indent + first + rest
+    if first in " \t\n" or first in _BLOCK_MARKERS or first.isdecimal():
+        return
+    assert not any(pattern.match(line) for pattern in _BLOCK_STARTS)
+    assert _html_block(line, can_interrupt=True) is None
+
+
+def _plain_front_matter_title(body: str, *, yaml: bool) -> str | None:
+    try:
+        data = YAML(typ="safe", pure=True).load(body) if yaml else tomllib.loads(body)
+    except Exception:
+        return None
+    if isinstance(data, dict):
+        title = data.get("title")
+        if isinstance(title, str | int | float) and str(title).strip():
+            return str(title).strip()
+    return None
+
+
+_front_matter_keys = st.sampled_from(["title", "Title", "name", '"ti\\u0074le"', "'title'", "t"])
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(_front_matter_keys, st.text(alphabet="ab #:", max_size=4)), max_size=3),
+    st.booleans(),
+)
+def test_front_matter_title_is_the_parsed_title(rows: list[tuple[str, str]], yaml: bool) -> None:
+    form = "{}: {}" if yaml else '{} = "{}"'
+    body = "\n".join(form.format(key, value) for key, value in rows)
+    assert _front_matter_title(body, yaml=yaml) == _plain_front_matter_title(body, yaml=yaml)
