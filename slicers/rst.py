@@ -61,7 +61,7 @@ def find_rst_headings(lines: list[str]) -> list[Heading]:
     Lines are read in order and a title's lines are not read again; a line that neither is an
     adornment nor has one below it cannot start a title, so only the others are looked at."""
     headings: list[Heading] = []
-    styles: list[tuple[str, bool]] = []
+    levels: dict[tuple[str, bool], int] = {}  # adornment style -> level, in order of appearance
     count = len(lines)
     adorned = adornment_rows(lines)
     starts = sorted({*adorned, *(row - 1 for row in adorned if row)})
@@ -81,24 +81,24 @@ def find_rst_headings(lines: list[str]) -> list[Heading]:
                 and under[0] == char
                 and len(under.rstrip()) == width >= len(title.strip())
             ):
-                headings.append(_heading(styles, (char, True), i, i + 3, title))
+                headings.append(_heading(levels, (char, True), i, i + 3, title))
                 resume = i + 3
                 continue
         # Title, underline.
         if char is None and i + 1 in adorned_set and line.strip() and not line[0].isspace():
             under = lines[i + 1]
             if len(under.rstrip()) >= min(len(line.rstrip()), 3):
-                headings.append(_heading(styles, (under[0], False), i, i + 2, line))
+                headings.append(_heading(levels, (under[0], False), i, i + 2, line))
                 resume = i + 2
     return headings
 
 
 def _heading(
-    styles: list[tuple[str, bool]], style: tuple[str, bool], start: int, end: int, raw: str
+    levels: dict[tuple[str, bool], int], style: tuple[str, bool], start: int, end: int, raw: str
 ) -> Heading:
-    if style not in styles:
-        styles.append(style)
-    return Heading(start, end, styles.index(style) + 1, _title_text(raw))
+    """A title's level: its style's, the next one down for a style not seen before."""
+    level = levels.setdefault(style, len(levels) + 1)
+    return Heading(start, end, level, _title_text(raw))
 
 
 def is_label(line: str) -> bool:

@@ -54,21 +54,22 @@ def section_spans(
     if first > start:
         spans.append((LineSpan(start, first, title=fallback_title), None))
 
-    stack: list[tuple[int, str]] = []
+    levels: list[int] = []  # the breadcrumb: levels and titles of the headings still open
+    titles: list[str] = []
     pending: LineSpan | None = None  # a heading-only section waiting to merge into the next
     body_is_empty = False
     for i, heading in enumerate(headings):
-        while stack and stack[-1][0] >= heading.level:
-            stack.pop()
+        while levels and levels[-1] >= heading.level:
+            levels.pop()
+            titles.pop()
         # Capped before the part numbers and the breadcrumb are built from it; the anchor slugs
         # the heading's start only, so repeats of a long heading still get their -1, -2.
         title = cap_label(heading.text or fallback_title)
-        stack.append((heading.level, title))
+        levels.append(heading.level)
+        titles.append(title)
         anchor = heading.anchor or slugger.slug(heading.text[: ANCHOR_MAX // 2]) or None
         stop = headings[i + 1].line if i + 1 < len(headings) else end
-        span = LineSpan(
-            heading.line, stop, title=title, section=tuple(t for _, t in stack), anchor=anchor
-        )
+        span = LineSpan(heading.line, stop, title=title, section=tuple(titles), anchor=anchor)
         if pending is not None:
             span.start = pending.start
             pending = None
