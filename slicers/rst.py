@@ -13,7 +13,6 @@ from slicers.base import Sliced, SliceOptions, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
 from slicers.slug import DocutilsSlugger
 
-_ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*$""")
 # An internal target (`.. _install:`) labels what follows it; one with a URL after its colon is
 # a link target instead. Only at column 0: indented, it belongs to a directive's body.
 LABEL = re.compile(r"^\.\. _(?:`[^`]+`|[^:`\s][^`]*?):[ \t]*$")
@@ -21,16 +20,10 @@ _ROLE = re.compile(r":[\w\-+:.]+:`([^`]*)`")
 _INLINE_MARKUP = re.compile(r"``|\*\*|`_{0,2}|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 
 
-_PUNCTUATION = frozenset("""!"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~""")
-# The same lines found in a whole document at once, each after the "\n" that ends the line before
-# (a regex anchored by `^` and MULTILINE tries every character; this one only each "\n").
+# A line of one punctuation character repeated (trailing spaces allowed): an underline or an
+# overline. Each is found after the "\n" that ends the line before: a regex anchored by `^` under
+# MULTILINE would be tried at every character, this one only at each "\n".
 _ADORNMENT_LINES = re.compile(r"""\n([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*(?=\n|\Z)""")
-
-
-def _adornment(line: str) -> str | None:
-    """The adornment character if `line` is a run of one punctuation character, else None."""
-    # Most lines start with a letter or a space: no regex for them.
-    return line[0] if line[:1] in _PUNCTUATION and _ADORNMENT.match(line) else None
 
 
 def _title_text(raw: str) -> str:
@@ -41,7 +34,7 @@ def _title_text(raw: str) -> str:
 
 
 def adornment_rows(lines: list[str]) -> list[int]:
-    """Indexes of the lines `_adornment` accepts; `lines` as `split_lines` gives them.
+    """Indexes of the adornment lines; `lines` as `split_lines` gives them (no "\n" inside).
 
     A title needs an adornment line (its underline, or its overline) and most documents have
     few: found by one regex over the document, a title is only looked for beside them."""
