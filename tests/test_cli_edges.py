@@ -31,3 +31,45 @@ def test_report_dash_beside_records_on_stdout_is_refused_before_anything_is_writ
         assert_clean_failure(result, 2, "--report - writes the report to stdout", "-o FILE")
         assert result.stdout == ""
         assert list(tmp_path.iterdir()) == []
+
+
+# --- eval and doctor: a failure before the report is JSON under --json -----------------------
+
+
+def _json_error(result) -> dict:
+    """The one JSON error object a failed command printed on stdout."""
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and set(answer) == {"command", "ok", "error"}, answer
+    return answer["error"]
+
+
+def test_eval_failing_before_its_report_prints_a_json_error_under_json(tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "install", "expect": ["README"]}\n')
+    missing = run_cli("eval", "--queries", tmp_path / "nope.jsonl", "--json", cwd=tmp_path)
+    assert_clean_failure(missing, 2, "nope.jsonl")
+    assert _json_error(missing)["reason"] == "bad-queries"
+    no_store = run_cli("eval", "--queries", queries, "--store", tmp_path / "none", "--json")
+    assert_clean_failure(no_store, 1, "no index")
+    assert _json_error(no_store)["reason"] == "index-not-built"
+    assert json.loads(no_store.stdout)["command"] == "eval"
+
+
+def test_eval_below_its_floor_prints_its_report_alone(tmp_path):
+    store = tmp_path / "store"
+    assert run_cli("index", DOCS, "--store", store, "-q").code == 0
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "install", "expect": ["nowhere"]}\n')
+    below = run_cli("eval", "--queries", queries, "--store", store, "--json", "--min-ndcg", "0.5")
+    assert_clean_failure(below, 1, "below --min-ndcg")
+    assert "perQuery" in json.loads(below.stdout)  # the report, and nothing after it
+
+
+def test_doctor_failing_before_its_report_prints_a_json_error_under_json(tmp_path):
+    nothing = run_cli("doctor", "--json", cwd=tmp_path)
+    assert_clean_failure(nothing, 2, "nothing to check")
+    assert _json_error(nothing)["reason"] == "nothing-to-check"
+    (tmp_path / "bad.yaml").write_text("bogus: 1\n")
+    config = run_cli("doctor", "--json", "--config", tmp_path / "bad.yaml", "--store", tmp_path)
+    assert_clean_failure(config, 2, "bogus")
+    assert _json_error(config)["reason"] == "bad-config"
