@@ -5,7 +5,8 @@ that lands while a command is still starting."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+import pytest
 
 from tests.conftest import FIXTURES, assert_clean_failure, run_cli
 
@@ -46,10 +47,12 @@ def _json_error(result) -> dict:
 def test_eval_failing_before_its_report_prints_a_json_error_under_json(tmp_path):
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": "a", "query": "install", "expect": ["README"]}\n')
-    missing = run_cli("eval", "--queries", tmp_path / "nope.jsonl", "--json", cwd=tmp_path)
+    missing = run_cli("eval", "--queries", tmp_path / "nope.jsonl", "--json", cwd=tmp_path,
+                      real=True)  # fmt: skip
     assert_clean_failure(missing, 2, "nope.jsonl")
     assert _json_error(missing)["reason"] == "bad-queries"
-    no_store = run_cli("eval", "--queries", queries, "--store", tmp_path / "none", "--json")
+    no_store = run_cli("eval", "--queries", queries, "--store", tmp_path / "none", "--json",
+                       real=True)  # fmt: skip
     assert_clean_failure(no_store, 1, "no index")
     assert _json_error(no_store)["reason"] == "index-not-built"
     assert json.loads(no_store.stdout)["command"] == "eval"
@@ -66,10 +69,35 @@ def test_eval_below_its_floor_prints_its_report_alone(tmp_path):
 
 
 def test_doctor_failing_before_its_report_prints_a_json_error_under_json(tmp_path):
-    nothing = run_cli("doctor", "--json", cwd=tmp_path)
+    nothing = run_cli("doctor", "--json", cwd=tmp_path, real=True)
     assert_clean_failure(nothing, 2, "nothing to check")
     assert _json_error(nothing)["reason"] == "nothing-to-check"
     (tmp_path / "bad.yaml").write_text("bogus: 1\n")
     config = run_cli("doctor", "--json", "--config", tmp_path / "bad.yaml", "--store", tmp_path)
     assert_clean_failure(config, 2, "bogus")
     assert _json_error(config)["reason"] == "bad-config"
+
+
+# --- durations and counts: negative or endless ones are refused ------------------------------
+
+
+COMMANDS_THAT_WAIT = [["index", "DOCS", "--corpus", "c"], ["ingest", "--root", "DOCS"],
+                      ["drop", "--corpus", "c"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS_THAT_WAIT)
+@pytest.mark.parametrize("wait", ["-1", "inf", "1e300"])
+def test_a_wait_that_is_negative_or_past_what_the_store_can_count_is_refused(tmp_path, command,
+                                                                             wait):  # fmt: skip
+    args = [str(DOCS) if arg == "DOCS" else arg for arg in command]
+    store = tmp_path / "store"
+    result = run_cli(*args, "--store", store, "--wait", wait, "--json", real=True)
+    assert_clean_failure(result, 2, "--wait")
+    assert _json_error(result)["reason"] == "bad-parameter"
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("flag", ["--delay", "--timeout"])
+def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag):
+    result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, "inf", real=True)
+    assert_clean_failure(result, 2, "not-finite")

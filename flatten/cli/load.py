@@ -71,10 +71,14 @@ Replace = Annotated[
         "another source (without it, that is refused: corpus-source-mismatch).",
     ),
 ]
+# SQLite and PostgreSQL keep the wait in milliseconds in a 32-bit integer: past its range
+# SQLite would not wait at all.
+MAX_WAIT = 1_000_000
 Wait = Annotated[
     float,
-    typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
-]
+    typer.Option("--wait", metavar="SECONDS", min=0, max=MAX_WAIT,
+                 help="How long to wait for another writer."),
+]  # fmt: skip
 NoEmbed = Annotated[
     bool, typer.Option("--no-embed", help="Load only; leave embedding for a later run.")
 ]

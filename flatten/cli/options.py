@@ -46,6 +46,13 @@ def size_text(size: int) -> str:
     return str(size)
 
 
+def finite(value: float | None) -> float | None:
+    """A number flag that must be finite: `nan` passes every comparison, `inf` none."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, not {value} (reason: not-finite)")
+    return value
+
+
 # Options shared by the commands that flatten (flatten, ingest, index DIR).
 Root = Annotated[Path | None, typer.Option("--root", help="A local directory.", show_default=False)]
 Repo = Annotated[
@@ -139,13 +146,15 @@ MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to foll
 Concurrency = Annotated[
     int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
 ]
+# A crawl waits `--delay` and `--timeout` in full: `inf` would never end it.
 Delay = Annotated[
     float,
-    typer.Option(
-        "--delay", min=0, help="Seconds between requests (robots.txt Crawl-delay can raise it)."
-    ),
+    typer.Option("--delay", min=0, callback=finite,
+                 help="Seconds between requests (robots.txt Crawl-delay can raise it)."),
+]  # fmt: skip
+Timeout = Annotated[
+    float, typer.Option("--timeout", min=0.1, callback=finite, help="Seconds for one page.")
 ]
-Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for one page.")]
 MaxPageSize = Annotated[
     str,
     typer.Option(
@@ -183,13 +192,6 @@ def corpus_name(value: str | None) -> str | None:
         return None if value is None else check_corpus_name(value)
     except UsageError as exc:
         raise typer.BadParameter(f"{exc.message} (reason: {exc.reason})") from None
-
-
-def finite(value: float | None) -> float | None:
-    """A number flag that must be finite: `nan` passes every comparison, `inf` none."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"must be a finite number, not {value} (reason: not-finite)")
-    return value
 
 
 Corpus = Annotated[
