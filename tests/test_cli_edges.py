@@ -5,6 +5,12 @@ that lands while a command is still starting."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +107,73 @@ def test_a_wait_that_is_negative_or_past_what_the_store_can_count_is_refused(tmp
 def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag):
     result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, "inf", real=True)
     assert_clean_failure(result, 2, "not-finite")
+
+
+# --- index PATH: what is not a regular file ---------------------------------------------------
+
+
+def _index(*paths, store: Path, timeout: float = 60):
+    return run_cli("index", *paths, "--corpus", "c", "--store", store, "--json", real=True,
+                   timeout=timeout)  # fmt: skip
+
+
+def test_index_of_the_null_device_is_an_empty_input(tmp_path):
+    result = _index(os.devnull, store=tmp_path / "store")
+    assert_clean_failure(result, 1, "no records")
+    assert json.loads(result.stdout)["error"]["reason"] == "empty-input"
+
+
+def test_index_of_a_device_or_socket_is_refused_unread_as_not_a_file(tmp_path):
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / "sock"))
+        for path in ("/dev/zero", tmp_path / "sock"):  # /dev/zero read to its end: never ends
+            result = _index(path, store=tmp_path / "store")
+            assert_clean_failure(result, 2, "not a JSONL file, a folder or a pipe")
+            assert json.loads(result.stdout)["error"]["reason"] == "not-a-file"
+    assert not (tmp_path / "store").exists()
+
+
+def test_index_of_a_missing_path_says_so(tmp_path):
+    result = _index(tmp_path / "nope.jsonl", store=tmp_path / "store")
+    assert_clean_failure(result, 2, "no such file or directory")
+    assert json.loads(result.stdout)["error"]["reason"] == "path-missing"
+
+
+def test_index_of_a_named_pipe_nothing_writes_to_is_refused_not_waited_on(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    result = _index(tmp_path / "pipe", store=tmp_path / "store", timeout=60)
+    assert_clean_failure(result, 1, "no program opened the named pipe")
+    assert json.loads(result.stdout)["error"]["reason"] == "pipe-no-writer"
+
+
+def test_index_of_a_named_pipe_loads_what_its_writer_sends(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    flatten = subprocess.run([sys.executable, "-m", "flatten", "flatten", "--root", DOCS, "-q"],
+                             capture_output=True, check=True).stdout  # fmt: skip
+
+    def write() -> None:
+        with open(tmp_path / "pipe", "wb") as pipe:  # waits for the reader, as a shell's > does
+            pipe.write(flatten)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    result = _index(tmp_path / "pipe", store=tmp_path / "store")
+    writer.join(10)
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["load"]["added"] == 8
+
+
+# --- empty-input: the hint fits the corpus -----------------------------------------------------
+
+
+def test_an_empty_input_for_a_corpus_not_in_the_store_suggests_no_drop(tmp_path):
+    store = tmp_path / "store"
+    assert run_cli("index", DOCS, "--store", store, "-q").code == 0
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    new = run_cli("index", empty, "--corpus", "new", "--store", store, real=True)
+    assert_clean_failure(new, 1, "no corpus 'new' was made", "check the input")
+    assert "drop" not in new.stderr and "is as it was" not in new.stderr
+    held = run_cli("index", empty, "--corpus", "docs-tree", "--store", store, real=True)
+    assert_clean_failure(held, 1, "corpus 'docs-tree' is as it was",
+                         "docs-flatten drop --corpus docs-tree")  # fmt: skip

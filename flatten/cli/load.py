@@ -157,16 +157,19 @@ def index_command(
                          max_delete, wait, no_embed, base_url, model, api_key_env,
                          as_json=as_json, quiet=quiet, replace=replace)  # fmt: skip
         return
+    from flatten.cli.inputs import FOLDER, PIPE, input_kind, spool_named_pipe
     from flatten.cli.loading import ingest_options, load_into, summarized
     from flatten.corpus_sources import corpus_source
     from flatten.pipeline import flatten_root
     from flatten.report import RunReport
     from flatten.summary import Summary
     from index.ingest import refuse_other_source
-    from index.loader import spool_pipe, spool_records, spool_stdin, stdin_is_stream
+    from index.loader import spool_records, spool_stdin, stdin_is_stream
 
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
+        # Every PATH is checked before any is read (a pipe can be read only once).
+        kinds = {raw: input_kind(raw) for raw in paths if raw != "-"}
         settings = read_config(config)
         name = corpus or _index_corpus(paths)
         summary.corpus = name
@@ -193,19 +196,17 @@ def index_command(
                     if stdin_is_stream():
                         streams.append(temporary[-1])
                     continue
-                path = Path(raw)
-                if path.is_fifo():  # a named pipe or `<(...)`: read once, framed as stdin is
-                    temporary.append(spool_pipe(path))
+                path, kind = Path(raw), kinds[raw]
+                if kind == PIPE:  # a named pipe or `<(...)`: read once, framed as stdin is
+                    temporary.append(spool_named_pipe(path))
                     files.append(temporary[-1])
                     streams.append(temporary[-1])
-                elif path.is_dir():
+                elif kind == FOLDER:
                     assert run is not None
                     temporary.append(spool_records(flatten_root(path, options, run)))
                     files.append(temporary[-1])
-                elif path.is_file():
-                    files.append(path)
                 else:
-                    raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
+                    files.append(path)
             if run is not None:
                 summary.add_run(run)
                 if not quiet:
