@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -177,3 +179,34 @@ def test_an_empty_input_for_a_corpus_not_in_the_store_suggests_no_drop(tmp_path)
     held = run_cli("index", empty, "--corpus", "docs-tree", "--store", store, real=True)
     assert_clean_failure(held, 1, "corpus 'docs-tree' is as it was",
                          "docs-flatten drop --corpus docs-tree")  # fmt: skip
+
+
+# --- a stop while the command is still starting -------------------------------------------------
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has its own SIGTERM handler yet (/proc's mask of caught signals)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_as_soon_as_the_handler_is_there_exits_128_plus_the_signal(tmp_path, signum, code):
+    """The signal lands while typer builds the command, imports its module and parses its
+    options: typer's own handling said 130 for SIGTERM there (or printed a traceback)."""
+    for _ in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "flatten", "search", "words", "--store", tmp_path / "none"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+        while proc.poll() is None and not _catches_sigterm(proc.pid):
+            time.sleep(0.0005)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=60)
+        if proc.returncode == 1 and "no index" in stderr:
+            continue  # the command ran to its end first: nothing to check this time
+        assert proc.returncode == code, stderr
+        assert stderr == "interrupted: nothing was written\n" and stdout == ""
