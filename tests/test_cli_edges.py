@@ -210,3 +210,26 @@ def test_a_stop_as_soon_as_the_handler_is_there_exits_128_plus_the_signal(tmp_pa
             continue  # the command ran to its end first: nothing to check this time
         assert proc.returncode == code, stderr
         assert stderr == "interrupted: nothing was written\n" and stdout == ""
+
+
+# --- the agent's counts: below 1 is refused, as the MCP schema and the CLI refuse it ------------
+
+
+def test_the_library_refuses_a_count_below_one_as_the_mcp_tool_does(tmp_path):
+    from index.agent import MAX_TOP_K, Knowledge
+
+    store = tmp_path / "store"
+    assert run_cli("index", DOCS, "--store", store, "-q").code == 0
+    knowledge = Knowledge(store)
+    try:
+        for top_k in (0, -1, True):  # silently searched as top_k=1 before
+            answer = knowledge.search("configuration", top_k=top_k)
+            assert answer == {"status": "bad_argument", "message": "top_k must be a whole "
+                              f"number from 1 to 20, not {top_k!r}."}  # fmt: skip
+        assert knowledge.search("configuration", per_doc=0)["status"] == "bad_argument"
+        assert knowledge.get("README.md", offset=-1)["status"] == "bad_argument"
+        lowered = knowledge.search("configuration", top_k=MAX_TOP_K + 1)
+        assert lowered["status"] == "ok" and "top_k was lowered to 20" in lowered["note"]
+        assert knowledge.search("configuration", top_k=1)["results"]
+    finally:
+        knowledge.close()
