@@ -233,3 +233,24 @@ def test_the_library_refuses_a_count_below_one_as_the_mcp_tool_does(tmp_path):
         assert knowledge.search("configuration", top_k=1)["results"]
     finally:
         knowledge.close()
+
+
+# --- hostile input: an empty path is an unset variable, never the current folder ----------------
+
+
+@pytest.mark.parametrize("args", [
+    ["flatten", "--root", ""],               # would flatten the current folder
+    ["flatten", "--root=", "-o", "out.jsonl"],
+    ["flatten", "--root", "DOCS", "-o", ""],  # was "cannot write .: it is a directory"
+    ["ingest", "--root", "DOCS", "--out", "", "--json"],  # would write into the current folder
+    ["index", "DOCS", "--store", "", "--json"],  # would load into ./.docs-flatten
+    ["search", "words", "--store", "", "--json"],
+])  # fmt: skip
+def test_an_empty_path_option_is_refused_before_anything_runs(tmp_path, args):
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n")
+    args = [str(DOCS) if arg == "DOCS" else arg for arg in args]
+    result = run_cli(*args, cwd=tmp_path, real=True)
+    assert_clean_failure(result, 2, "an empty path names", "empty-path")
+    if "--json" in args:
+        assert _json_error(result)["reason"] == "bad-parameter"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md"]

@@ -172,13 +172,25 @@ Header = Annotated[
         help="Request header, e.g. for a token (repeatable; never echoed).",
     ),
 ]
+
+
 # Options shared by the index and query commands.
+def store_path(value: str | None) -> str | None:
+    """A --store value: an empty one (`--store "$STORE"` with the variable unset) would fall
+    back to the default folder, and a load would write where nobody meant."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("an empty path names no store (an unset variable?) "
+                                 "(reason: empty-path)")  # fmt: skip
+    return value
+
+
 StoreDir = Annotated[
     str | None,
     typer.Option(
         "--store",
         metavar="DIR",
         show_default=False,
+        callback=store_path,
         help="The index directory \\[default: $DOCS_FLATTEN_STORE or .docs-flatten].",
     ),
 ]
