@@ -254,3 +254,13 @@ def test_an_empty_path_option_is_refused_before_anything_runs(tmp_path, args):
     if "--json" in args:
         assert _json_error(result)["reason"] == "bad-parameter"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md"]
+
+
+def test_drop_of_an_unknown_corpus_lists_the_others_one_line_each(tmp_path):
+    store = tmp_path / "store"
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"source": "a.md", "content": "alpha"}\n')
+    assert run_cli("index", records, "--corpus", "evil\nname", "--store", store, "-q").code == 0
+    result = run_cli("drop", "--corpus", "typo", "--store", store, real=True)
+    assert_clean_failure(result, 2, "holds no corpus 'typo'")
+    assert result.stderr.splitlines()[-1] == "hint: it holds: evil\\nname"
