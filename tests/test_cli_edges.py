@@ -264,3 +264,14 @@ def test_drop_of_an_unknown_corpus_lists_the_others_one_line_each(tmp_path):
     result = run_cli("drop", "--corpus", "typo", "--store", store, real=True)
     assert_clean_failure(result, 2, "holds no corpus 'typo'")
     assert result.stderr.splitlines()[-1] == "hint: it holds: evil\\nname"
+
+
+def test_a_report_and_an_output_naming_one_file_are_refused(tmp_path):
+    (tmp_path / "out").mkdir()
+    for command in ("flatten", "pack"):
+        result = run_cli(command, "--root", DOCS, "-o", tmp_path / "out" / "x.json", "--report",
+                         "out/./x.json", "-q", cwd=tmp_path, real=True)  # fmt: skip
+        assert_clean_failure(result, 2, "--report and -o both name")
+        assert list((tmp_path / "out").iterdir()) == []  # the records were lost to the report
+    devices = run_cli("flatten", "--root", DOCS, "-o", os.devnull, "--report", os.devnull, "-q")
+    assert devices.code == 0, devices.stderr

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -186,6 +188,12 @@ def _report_opener(
     if report_path is None:
         return contextlib.nullcontext
     if str(report_path) != "-":
+        if output is not None and _same_file(report_path, output):
+            raise UsageError(
+                f"--report and -o both name {output}: the report would replace the output",
+                reason="same-output",
+                hint="give the report a file of its own",
+            )
         return lambda: OutputFile(report_path)
     if output is None:
         raise UsageError(
@@ -194,3 +202,16 @@ def _report_opener(
             hint="write the output to a file with -o FILE, or the report with --report FILE",
         )
     return lambda: contextlib.nullcontext(Sink(sys.stdout.buffer, "stdout"))
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two output paths name one regular file (or one that does not exist yet); a
+    device or a pipe (`/dev/null` for both) takes both writes as they come."""
+    if os.path.realpath(one) != os.path.realpath(other):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(one).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
