@@ -130,7 +130,7 @@ def test_index_of_a_device_or_socket_is_refused_unread_as_not_a_file(tmp_path):
         listening.bind(str(tmp_path / "sock"))
         for path in ("/dev/zero", tmp_path / "sock"):  # /dev/zero read to its end: never ends
             result = _index(path, store=tmp_path / "store")
-            assert_clean_failure(result, 2, "not a JSONL file, a folder or a pipe")
+            assert_clean_failure(result, 2, "not a file, a folder or a pipe")
             assert json.loads(result.stdout)["error"]["reason"] == "not-a-file"
     assert not (tmp_path / "store").exists()
 
@@ -275,3 +275,36 @@ def test_a_report_and_an_output_naming_one_file_are_refused(tmp_path):
         assert list((tmp_path / "out").iterdir()) == []  # the records were lost to the report
     devices = run_cli("flatten", "--root", DOCS, "-o", os.devnull, "--report", os.devnull, "-q")
     assert devices.code == 0, devices.stderr
+
+
+# --- files named by options: a device is refused unread, a pipe is read once ---------------------
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "words", "--config", "/dev/zero"],   # read to its end: never ended
+    ["search", "--queries", "/dev/zero"],
+    ["eval", "--queries", "/dev/zero"],
+    ["ingest", "--sources", "/dev/zero"],
+])  # fmt: skip
+def test_an_option_file_that_is_a_device_is_refused_unread(tmp_path, args):
+    result = run_cli(*args, "--store", tmp_path / "store", real=True, timeout=60)
+    assert_clean_failure(result, 2, "/dev/zero is a character device")
+
+
+def test_an_option_file_that_is_a_pipe_is_read_once_or_refused_when_nothing_writes(tmp_path):
+    store = tmp_path / "store"
+    assert run_cli("index", DOCS, "--store", store, "-q").code == 0
+    os.mkfifo(tmp_path / "queries")
+    idle = run_cli("search", "--queries", tmp_path / "queries", "--store", store, real=True)
+    assert_clean_failure(idle, 1, "no program opened the named pipe")
+
+    def write() -> None:
+        with open(tmp_path / "queries", "w") as pipe:
+            pipe.write('{"id": "q1", "query": "configuration"}\n')
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    fed = run_cli("search", "--queries", tmp_path / "queries", "--store", store, real=True)
+    writer.join(10)
+    assert fed.code == 0, fed.stderr
+    assert json.loads(fed.stdout)["id"] == "q1"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -30,26 +29,51 @@ def input_kind(raw: str) -> str:
     """`FOLDER`, `FILE` or `PIPE` for a PATH of `index` (links followed); `UsageError` naming
     what it is otherwise: `path-missing`, `not-a-file`, `path-unreadable`."""
     try:
-        mode = os.stat(raw)
+        found = os.stat(raw)
     except FileNotFoundError:
         raise UsageError(f"no such file or directory: {raw}", reason="path-missing") from None
     except OSError as exc:
         raise UsageError(f"cannot read {raw}: {exc.strerror}", reason="path-unreadable") from None
-    if stat.S_ISDIR(mode.st_mode):
+    return _kind(raw, found)
+
+
+@contextlib.contextmanager
+def option_file(path: Path | None) -> Iterator[Path | None]:
+    """The file an option names (--config, --queries, --qrels, --sources) ready for its reader
+    to open: a file or folder as it is (the reader says what is wrong with a folder or a
+    missing path), a pipe (`--queries <(...)`) copied to a temporary file first, anything else
+    refused unread (`not-a-file`). The reader's own open would wait forever for a pipe no
+    program writes to, and read /dev/zero forever."""
+    try:
+        found = os.stat(path) if path is not None else None
+    except OSError:
+        found = None
+    if path is None or found is None or _kind(str(path), found) != PIPE:
+        yield path
+        return
+    copy = spool_named_pipe(path)
+    try:
+        yield copy
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _kind(raw: str, found: os.stat_result) -> str:
+    if stat.S_ISDIR(found.st_mode):
         return FOLDER
-    if stat.S_ISREG(mode.st_mode):
+    if stat.S_ISREG(found.st_mode):
         return FILE
-    if stat.S_ISFIFO(mode.st_mode):
+    if stat.S_ISFIFO(found.st_mode):
         return PIPE
-    if stat.S_ISCHR(mode.st_mode) and mode.st_rdev == _null_device():
+    if stat.S_ISCHR(found.st_mode) and found.st_rdev == _null_device():
         return FILE  # reads as empty: the load says `empty-input`, as for an empty file
-    what = ("a character device" if stat.S_ISCHR(mode.st_mode) else
-            "a block device" if stat.S_ISBLK(mode.st_mode) else
-            "a socket" if stat.S_ISSOCK(mode.st_mode) else "not a regular file")  # fmt: skip
+    what = ("a character device" if stat.S_ISCHR(found.st_mode) else
+            "a block device" if stat.S_ISBLK(found.st_mode) else
+            "a socket" if stat.S_ISSOCK(found.st_mode) else "not a regular file")  # fmt: skip
     raise UsageError(
-        f"{raw} is {what}, not a JSONL file, a folder or a pipe",
+        f"{raw} is {what}, not a file, a folder or a pipe",
         reason="not-a-file",
-        hint="name a JSONL file or a folder; - reads stdin",
+        hint="name a file; - reads stdin where a command takes it",
     )
 
 
@@ -94,8 +118,7 @@ def _first_byte(fd: int, path: Path, patience: float) -> bytes:
             raise FlattenError(
                 f"no program opened the named pipe {path} for writing in {patience:g} s",
                 reason="pipe-no-writer",
-                hint="start the program that writes to it first (it waits for its reader), "
-                "or pipe its output to `docs-flatten index -`",
+                hint="start the program that writes to it first (it waits for its reader)",
             )
         time.sleep(_POLL)
 
@@ -109,6 +132,9 @@ def _hung_up(fd: int) -> bool:
 
 
 def _spool(path: Path, first: bytes, stream: IO[bytes]) -> Path:
+    import shutil
+    import tempfile
+
     handle, name = tempfile.mkstemp(prefix="docs-flatten-pipe", suffix=".jsonl")
     try:
         with os.fdopen(handle, "wb") as out:

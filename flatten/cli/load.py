@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from flatten.cli.inputs import option_file
 from flatten.cli.jobs import flatten_settings, plan, rerun_with
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
@@ -322,7 +323,8 @@ def ingest_command(
     with failure_summary("ingest", as_json):  # before any source ran: one summary says why
         settings = read_config(config)
         if sources is not None:
-            settings = {**settings, "sources": load_sources(sources)}
+            with option_file(sources) as readable:
+                settings = {**settings, "sources": load_sources(readable)}
         planned = plan(values, settings)
         chosen: Shard | None = parse_shard(shard) if shard is not None else None
         if chosen is not None:

@@ -242,9 +242,11 @@ def read_config(path: Path | None) -> dict[str, Any]:
     """The config (`flatten.config.load_config`) with every section checked now, the index's too
     (citations, embeddings): a wrong key fails the command before it does anything, whichever
     sections the command reads."""
+    from flatten.cli.inputs import option_file
     from flatten.secrets import RedactionRules
 
-    settings = load_config(path)
+    with option_file(path) as readable:  # a pipe read once; /dev/zero never
+        settings = load_config(readable)
     RedactionRules.from_config(settings.get("redaction"))
     # The index's modules only where their sections are: `flatten` starts without them.
     if settings.get("citations") is not None:

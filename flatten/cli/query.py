@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from flatten.cli import output
+from flatten.cli.inputs import option_file
 from flatten.cli.options import (
     ApiKeyEnv,
     BaseUrl,
@@ -195,13 +196,17 @@ def search_command(
                             rerank=rerank, per_doc=None if slices else per_doc,
                             paths=tuple(path or ()), kinds=tuple(kind or ()), lang=lang,
                             explain=explain)  # fmt: skip
+    questions = None  # read before the store opens: a usage error first
+    if queries_file is not None:
+        from index.evaluate import read_queries
+
+        with option_file(queries_file) as readable:
+            questions = read_queries(readable)
     with Store.open(store_dir, readonly=True) as store:
         vectors = _vector_tier(store, embedding, tier, rerank)
         try:
-            if queries_file is not None:
-                from index.evaluate import read_queries
-
-                _search_many(store, read_queries(queries_file), vectors, options)
+            if questions is not None:
+                _search_many(store, questions, vectors, options)
                 return
             assert query is not None
             response = search(store, query, options, vectors=vectors)
@@ -322,8 +327,10 @@ def _evaluation(
 
     if group not in GROUPS:
         raise UsageError(f"--group: one of {', '.join(GROUPS)}, not {group!r}", reason="bad-group")
-    questions = read_queries(queries_file)
-    judged = with_expectations(questions, read_qrels(qrels) if qrels is not None else {})
+    with option_file(queries_file) as readable:
+        questions = read_queries(readable)
+    with option_file(qrels) as readable:
+        judged = with_expectations(questions, read_qrels(readable) if readable else {})
     if not judged:
         raise UsageError("no judgments: give --qrels FILE, or queries with an expect list",
                          reason="no-judgments")  # fmt: skip
