@@ -12,6 +12,7 @@ from flatten.cli.jobs import flatten_settings, plan, rerun_with
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
+    MAX_PROCESSES,
     ApiKeyEnv,
     BaseUrl,
     Concurrency,
@@ -352,7 +353,7 @@ SourcesFile = Annotated[
 ]  # fmt: skip
 Jobs = Annotated[
     int,
-    typer.Option("--jobs", "-j", min=0, metavar="N", show_default=False,
+    typer.Option("--jobs", "-j", min=0, max=MAX_PROCESSES, metavar="N", show_default=False,
                  help="Sources flattened at a time, each in a worker process; the loads run "
                  "in this one \\[default: one per core]."),
 ]  # fmt: skip

@@ -116,11 +116,15 @@ MaxFileSize = Annotated[
 MaxChars = Annotated[
     int, typer.Option("--max-chars", help="Size budget of one slice, in characters.")
 ]
+# Processes are forked as asked, however few the files: a count past any machine's cores
+# (a typo, 10000 for 100) would fork that many.
+MAX_PROCESSES = 256
 Workers = Annotated[
     int,
     typer.Option(
         "--workers",
         min=0,
+        max=MAX_PROCESSES,
         show_default=False,
         help="Worker processes \\[default: one per core on large trees].",
     ),
