@@ -310,8 +310,11 @@ def test_an_option_file_that_is_a_pipe_is_read_once_or_refused_when_nothing_writ
     assert json.loads(fed.stdout)["id"] == "q1"
 
 
-@pytest.mark.parametrize("args", [["flatten", "--root", "DOCS", "--workers", "100000", "-q"],
-                                  ["ingest", "--root", "DOCS", "--jobs", "100000", "--store", "S"]])  # fmt: skip
+FORKING = [["flatten", "--root", "DOCS", "--workers", "100000", "-q"],
+           ["ingest", "--root", "DOCS", "--jobs", "100000", "--store", "S"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", FORKING)
 def test_a_process_count_past_any_machine_is_refused_before_forking(tmp_path, args):
     given = {"DOCS": str(DOCS), "S": str(tmp_path / "s")}
     result = run_cli(*[given.get(arg, arg) for arg in args], real=True)
