@@ -320,3 +320,13 @@ def test_a_process_count_past_any_machine_is_refused_before_forking(tmp_path, ar
     result = run_cli(*[given.get(arg, arg) for arg in args], real=True)
     assert_clean_failure(result, 2, "less than or equal to 256")
     assert not (tmp_path / "s").exists()
+
+
+def test_index_of_stdin_redirected_from_a_device_is_refused_unread(tmp_path):
+    with open("/dev/zero", "rb") as zeros:  # copied to a temporary file until the disk filled
+        proc = subprocess.run([sys.executable, "-m", "flatten", "index", "-", "--corpus", "c",
+                               "--store", tmp_path / "s"], stdin=zeros, capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: stdin is a character device")
+    assert not (tmp_path / "s").exists()

@@ -37,6 +37,19 @@ def input_kind(raw: str) -> str:
     return _kind(raw, found)
 
 
+def check_stdin() -> None:
+    """`index -`: standard input redirected from a device other than the null device or a
+    terminal (`< /dev/zero`) would be copied to a temporary file until the disk is full;
+    refused unread (`not-a-file`), as the device named as a PATH is."""
+    found = os.fstat(0)
+    if stat.S_ISCHR(found.st_mode) and not os.isatty(0) and found.st_rdev != _null_device():
+        raise UsageError(
+            "stdin is a character device, not a file, a pipe or a terminal",
+            reason="not-a-file",
+            hint="redirect a JSONL file or a producer's output into it, or name the file",
+        )
+
+
 @contextlib.contextmanager
 def option_file(path: Path | None) -> Iterator[Path | None]:
     """The file an option names (--config, --queries, --qrels, --sources) ready for its reader

@@ -159,7 +159,7 @@ def index_command(
                          max_delete, wait, no_embed, base_url, model, api_key_env,
                          as_json=as_json, quiet=quiet, replace=replace)  # fmt: skip
         return
-    from flatten.cli.inputs import FOLDER, PIPE, input_kind, spool_named_pipe
+    from flatten.cli.inputs import FOLDER, PIPE, check_stdin, input_kind, spool_named_pipe
     from flatten.cli.loading import ingest_options, load_into, summarized
     from flatten.corpus_sources import corpus_source
     from flatten.pipeline import flatten_root
@@ -193,6 +193,7 @@ def index_command(
         try:
             for raw in paths:
                 if raw == "-":
+                    check_stdin()
                     temporary.append(spool_stdin())
                     files.append(temporary[-1])
                     if stdin_is_stream():
