@@ -1,9 +1,10 @@
-"""What a PATH given to `index` is, and a named pipe read without hanging on it.
+"""What an input named on the command line is (a PATH of `index`, its stdin, the file of
+--config, --queries, --qrels or --sources), and a named pipe read without hanging on it.
 
-A path is a folder (flattened), a regular file (JSONL), a pipe (a named one, or a process
-substitution's `/dev/fd/N`: read once, framed as stdin is) or the null device (an empty input,
-refused as any empty input is). Anything else (a terminal, `/dev/zero`, a socket, a block device)
-is no input to read to its end: refused, never opened.
+A path is a folder, a regular file, a pipe (a named one, or a process substitution's
+`/dev/fd/N`: read once) or the null device (an empty input, refused as any empty input is).
+Anything else (`/dev/zero`, a socket, a block device) is no input to read to its end: refused,
+never opened.
 """
 
 from __future__ import annotations
