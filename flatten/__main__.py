@@ -1,3 +1,3 @@
-from flatten.cli.app import main
+from flatten.cli.start import main
 
 main()

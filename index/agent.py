@@ -29,7 +29,7 @@ from index.vectors.client import EmbeddingConfig
 from index.vectors.stage import VectorTier
 
 OUTPUT_CAP = 24 * 1024  # bytes of JSON per answer
-MAX_TOP_K = 20
+MAX_TOP_K = 20  # hits in one answer: more whole slices seldom fit in the cap
 MAX_WORDS = 32  # words of a query considered: more only hold the lock longer
 ECHO_CHARS = 200  # an argument echoed in an answer (query, prefix, path) is cut to this
 NOTICE = (
@@ -89,17 +89,20 @@ class Knowledge:
         at most `per_doc` per document (None: every slice), within the filters.
 
         A `top_k` past `MAX_TOP_K` is lowered to it, and the answer says so: the nearest answer
-        to what was asked, where a refusal would only cost the agent a call."""
+        to what was asked, where a refusal would only cost the agent a call. One below 1, or a
+        `per_doc` below 1, is a `bad_argument` answer, as the MCP tool's schema refuses it."""
+        wrong = _not_counts(top_k=top_k, per_doc=per_doc)
+        if wrong:
+            return _status("bad_argument", wrong)
         if not _WORD.search(query):
             return _status("bad_query", "give at least one word to look for")
-        notes = [f"top_k was lowered to {MAX_TOP_K}, the most a search returns; "
-                 "knowledge_enumerate lists every document holding given words."
-                 ] if top_k > MAX_TOP_K else []  # fmt: skip
-        top_k = max(1, min(MAX_TOP_K, int(top_k)))
+        notes = [f"top_k was lowered to {MAX_TOP_K}, the most hits one answer holds (answers "
+                 f"are capped at {self.cap // 1024} KiB); knowledge_enumerate lists every "
+                 "document holding given words."] if top_k > MAX_TOP_K else []  # fmt: skip
+        top_k = min(MAX_TOP_K, top_k)
         used, dropped = _first_words(query)
         options = SearchOptions(top_k=top_k, corpus=corpus or None, rules=self.rules,
-                                snippets=False, per_doc=None if per_doc is None else
-                                max(1, int(per_doc)), paths=tuple(paths or ()),
+                                snippets=False, per_doc=per_doc, paths=tuple(paths or ()),
                                 kinds=tuple(kinds or ()), lang=lang or None)  # fmt: skip
         with self._lock:
             store = self._open()
@@ -168,7 +171,9 @@ class Knowledge:
 
     def get(self, source: str, offset: int = 0, corpus: str | None = None) -> dict[str, Any]:
         """A document in pages of about 12,000 characters, with the offset of the next page."""
-        offset = max(0, int(offset))
+        if not _whole(offset, 0):
+            return _status("bad_argument", f"offset must be a whole number, 0 or more, not "
+                           f"{offset!r}.")  # fmt: skip
         page_chars = documents.PAGE_CHARS
         while True:
             with self._lock:
@@ -264,6 +269,22 @@ def _status(status: str, message: str, *, hint: str | None = None) -> dict[str, 
     status is a library error's reason (`unknown-corpus` -> `unknown_corpus`)."""
     answer = {"status": status.replace("-", "_"), "message": message}
     return clean_json({**answer, **({"hint": hint} if hint else {})})
+
+
+def _not_counts(top_k: object, per_doc: object) -> str:
+    """A sentence for each of a search's counts that is not a whole number of at least 1,
+    worded as the MCP tool words a refused argument; "" when both are."""
+    wrong = []
+    if not _whole(top_k, 1):
+        wrong.append(f"top_k must be a whole number from 1 to {MAX_TOP_K}, not {top_k!r}.")
+    if per_doc is not None and not _whole(per_doc, 1):
+        wrong.append(f"per_doc must be a whole number, 1 or more (None: every slice), "
+                     f"not {per_doc!r}.")  # fmt: skip
+    return " ".join(wrong)
+
+
+def _whole(value: object, least: int) -> bool:
+    return type(value) is int and value >= least  # bool is not a count
 
 
 def _first_words(query: str) -> tuple[str, bool]:

@@ -10,6 +10,7 @@ import time
 from flatten.errors import UsageError
 from index.loader import LoadReport, check_corpus_name, delete_document
 from index.store import Store
+from index.text import one_line
 from index.textindex import text_index
 
 
@@ -26,7 +27,10 @@ def drop_corpus(store: Store, corpus: str) -> LoadReport:
             raise UsageError(
                 f"the store {store.location} holds no corpus {corpus!r}",
                 reason="unknown-corpus",
-                hint=f"it holds: {', '.join(names)}" if names else "it holds no corpus",
+                # A name on one line each: a corpus named with a line break cannot forge one.
+                hint=f"it holds: {', '.join(map(one_line, names))}"
+                if names
+                else "it holds no corpus",
             )
         corpus_id = found[0]
         texts = text_index(db)

@@ -428,7 +428,7 @@ class _Load:
             self.writer.close()
         report.malformed.extend(self.unparsed)
         if not partial and not self.readable:
-            raise _empty_input(report)
+            raise _empty_input(report, held=len(existing))
         if not partial and existing and report.malformed:
             # A malformed line may be the only line of a document: no whole snapshot, so what
             # it does not mention is kept.
@@ -566,18 +566,22 @@ class _Load:
         return sorted(chunks, key=lambda c: c.ordinal)
 
 
-def _empty_input(report: LoadReport) -> EmptyInput:
-    """`EmptyInput` for a load that read no record, naming its first malformed lines."""
+def _empty_input(report: LoadReport, held: int) -> EmptyInput:
+    """`EmptyInput` for a load that read no record, naming its first malformed lines; `held`:
+    the documents the corpus holds (none: it is not in the store, and no corpus was made)."""
     bad = report.malformed
     shown = "; ".join(f"{f}:{n}: {r}" for f, n, r in bad[:3]) + ("; ..." if len(bad) > 3 else "")
     lines = f" ({len(bad):,} malformed: {shown})" if bad else ""
-    return EmptyInput(
-        f"the input holds no records{lines}: nothing was loaded and corpus {report.corpus!r} "
-        "is as it was",
+    corpus = (f"corpus {report.corpus!r} is as it was" if held else
+              f"no corpus {report.corpus!r} was made")  # fmt: skip
+    error = EmptyInput(
+        f"the input holds no records{lines}: nothing was loaded and {corpus}",
         reason="empty-input",
-        hint="check the input (a failed or cut-short producer?); a corpus is removed only when "
-        "asked by name",
+        hint="check the input (a failed or cut-short producer?)"
+        + ("; a corpus is removed only when asked by name" if held else ""),
     )
+    error.held = held  # the CLI names `drop` only for a corpus that holds documents
+    return error
 
 
 def _content_of(fingerprint: str) -> str | None:

@@ -171,7 +171,7 @@ def test_a_top_k_past_the_maximum_is_lowered_and_said_and_nulls_take_the_default
     exact, lowered, nulls, contents = over_stdio["answers"][: len(LENIENT_ARGUMENTS)]
     assert not any(over_stdio["errors"][: len(LENIENT_ARGUMENTS)])
     assert lowered["status"] == "ok" and 5 < len(lowered["results"]) <= 20
-    assert lowered["note"].startswith("top_k was lowered to 20, the most a search returns")
+    assert lowered["note"].startswith("top_k was lowered to 20, the most hits one answer holds")
     assert "note" not in exact and len(exact["results"]) == 3
     assert nulls["status"] == "ok" and len(nulls["results"]) == 5  # the default top_k
     assert contents["status"] == "ok" and contents["prefix"] == ""

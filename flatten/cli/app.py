@@ -19,7 +19,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from flatten._version import __version__
 from flatten.cli.help import Command, command_class, readable_params
-from flatten.cli.stopping import stop_on_signals
+from flatten.cli.stopping import stop_on_signals, stops_raised
 from flatten.errors import FlattenError, interrupted_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -153,7 +153,8 @@ def reports_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with stops_raised():
+                return command(*args, **kwargs)
         except FlattenError as exc:
             from flatten.cli.output import error_lines  # only on failure: it imports the index's
 

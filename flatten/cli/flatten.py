@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from enum import StrEnum
@@ -47,11 +50,13 @@ from flatten.cli.options import (
     source_records,
     stdout_dash,
 )  # fmt: skip
+from flatten.errors import UsageError
 
 # The codec, the writer and the progress line load when a command runs, not for --help.
 if TYPE_CHECKING:
     from flatten.record import Record
     from flatten.report import RunReport
+    from flatten.writer import Sink
 
 
 class Format(StrEnum):
@@ -132,15 +137,16 @@ def run_flatten(
     may come as lines already encoded in that layout, which its writer copies)."""
     from flatten.progress import Progress
     from flatten.report import RunReport
-    from flatten.writer import OutputFile, json_document
+    from flatten.writer import json_document
 
+    report_opener = _report_opener(report_path, output)
     settings = read_config(config)
     flat = flatten_settings({"kind": kind, "include": include, "exclude": exclude,
                              "max_file_size": max_file_size, "max_chars": max_chars},
                             settings)  # fmt: skip
     options = settings_options(flat, workers, settings)
     # What this run writes is never read as input (`--root . -o out.jsonl`, run twice).
-    outputs = tuple(str(p) for p in (output, report_path) if p is not None)
+    outputs = tuple(str(p) for p in (output, report_path) if p is not None and str(p) != "-")
     options = replace(options, outputs=outputs)
     crawling = crawl_options(url, scope, max_pages, max_depth, concurrency, delay, timeout,
                              max_page_size, ignore_robots, no_sitemap, header)  # fmt: skip
@@ -148,8 +154,7 @@ def run_flatten(
     failure: BaseException | None = None
     # The report file is opened (checked as -o is: no folder, no link) before any output: a
     # target refused only at the end failed a run whose stream had already said it succeeded.
-    report_file = OutputFile(report_path) if report_path is not None else contextlib.nullcontext()
-    with report_file as report_sink:
+    with report_opener() as report_sink:
         try:
             with Progress("flatten", enabled=not quiet) as progress:
                 records = source_records(root, repo, ref, subdir, token_env, options, report,
@@ -164,8 +169,49 @@ def run_flatten(
             failure = exc
         if report_sink is not None:  # written whatever happened, so a failed run says why
             report_sink.write(json_document(report.to_dict(command_name("flatten"))))
+            report_sink.flush()
     if failure is not None:
         raise failure
     if not quiet:
         typer.echo(report.summary(), err=True)
     return report
+
+
+def _report_opener(
+    report_path: Path | None, output: Path | None
+) -> Callable[[], contextlib.AbstractContextManager[Sink | None]]:
+    """Where `--report` goes, checked before the run: a file (as `-o` is), stdout for `-` (as
+    `-o -` means), or nowhere. `--report -` beside records or a pack on stdout is refused: two
+    documents in one stream would break whatever reads it."""
+    from flatten.writer import OutputFile, Sink
+
+    if report_path is None:
+        return contextlib.nullcontext
+    if str(report_path) != "-":
+        if output is not None and _same_file(report_path, output):
+            raise UsageError(
+                f"--report and -o both name {output}: the report would replace the output",
+                reason="same-output",
+                hint="give the report a file of its own",
+            )
+        return lambda: OutputFile(report_path)
+    if output is None:
+        raise UsageError(
+            "--report - writes the report to stdout, where the output already goes",
+            reason="stdout-taken",
+            hint="write the output to a file with -o FILE, or the report with --report FILE",
+        )
+    return lambda: contextlib.nullcontext(Sink(sys.stdout.buffer, "stdout"))
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two output paths name one regular file (or one that does not exist yet); a
+    device or a pipe (`/dev/null` for both) takes both writes as they come."""
+    if os.path.realpath(one) != os.path.realpath(other):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(one).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False

@@ -9,9 +9,10 @@ can be done without pydantic.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar, get_args
 
-from typer._click.exceptions import UsageError
+from typer._click.exceptions import BadParameter, UsageError
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from flatten.cli.coerce import use_plain_coercion
@@ -37,6 +38,7 @@ class Command(TyperCommand):
             args = [_respell(arg, self.aliases) for arg in args]
         given = list(args)  # the parser consumes the list it is given
         try:
+            _refuse_empty_paths(ctx, self.get_params(ctx), given)
             return super().parse_args(ctx, args)
         except UsageError as exc:  # typer's own click: `click.UsageError` is another class
             if "--json" in given[: given.index("--") if "--" in given else None]:
@@ -44,6 +46,30 @@ class Command(TyperCommand):
 
                 json_usage_error(exc, ctx)  # a script's --json reads it too; exit 2 stays
             raise
+
+
+def _refuse_empty_paths(ctx: Any, params: list[Any], args: list[str]) -> None:
+    """`BadParameter` for a path option given as "" (`--root "$DIR"` with the variable unset):
+    typer reads it as `Path("")`, the current folder, which `--root` would flatten and `-o`
+    or `--out` would write into. Only the raw arguments still tell "" from "."."""
+    names = {name: param for param in params if isinstance(param, TyperOption)
+             and _names_a_path(param) for name in param.opts}  # fmt: skip
+    for at, arg in enumerate(args):
+        if arg == "--":
+            return
+        name, eq, value = arg.partition("=")
+        empty = (eq and not value) or (not eq and at + 1 < len(args) and args[at + 1] == "")
+        if name in names and empty:
+            raise BadParameter(
+                "an empty path names nothing (an unset variable?) (reason: empty-path)",
+                ctx=ctx,
+                param=names[name],
+            )
+
+
+def _names_a_path(param: Any) -> bool:
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation is Path or Path in get_args(annotation)
 
 
 def readable_params(params: list[Any]) -> list[Any]:

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from flatten.cli.inputs import option_file
 from flatten.cli.jobs import flatten_settings, plan, rerun_with
 from flatten.cli.options import (
     CRAWL_DEFAULTS,
     DEFAULTS,
+    MAX_PROCESSES,
     ApiKeyEnv,
     BaseUrl,
     Concurrency,
@@ -71,10 +73,14 @@ Replace = Annotated[
         "another source (without it, that is refused: corpus-source-mismatch).",
     ),
 ]
+# SQLite and PostgreSQL keep the wait in milliseconds in a 32-bit integer: past its range
+# SQLite would not wait at all.
+MAX_WAIT = 1_000_000
 Wait = Annotated[
     float,
-    typer.Option("--wait", metavar="SECONDS", help="How long to wait for another writer."),
-]
+    typer.Option("--wait", metavar="SECONDS", min=0, max=MAX_WAIT,
+                 help="How long to wait for another writer."),
+]  # fmt: skip
 NoEmbed = Annotated[
     bool, typer.Option("--no-embed", help="Load only; leave embedding for a later run.")
 ]
@@ -153,16 +159,19 @@ def index_command(
                          max_delete, wait, no_embed, base_url, model, api_key_env,
                          as_json=as_json, quiet=quiet, replace=replace)  # fmt: skip
         return
+    from flatten.cli.inputs import FOLDER, PIPE, check_stdin, input_kind, spool_named_pipe
     from flatten.cli.loading import ingest_options, load_into, summarized
     from flatten.corpus_sources import corpus_source
     from flatten.pipeline import flatten_root
     from flatten.report import RunReport
     from flatten.summary import Summary
     from index.ingest import refuse_other_source
-    from index.loader import spool_pipe, spool_records, spool_stdin, stdin_is_stream
+    from index.loader import spool_records, spool_stdin, stdin_is_stream
 
     summary = Summary(command="index", corpus=corpus, source=" ".join(paths))
     with summarized(summary, as_json):
+        # Every PATH is checked before any is read (a pipe can be read only once).
+        kinds = {raw: input_kind(raw) for raw in paths if raw != "-"}
         settings = read_config(config)
         name = corpus or _index_corpus(paths)
         summary.corpus = name
@@ -184,24 +193,23 @@ def index_command(
         try:
             for raw in paths:
                 if raw == "-":
+                    check_stdin()
                     temporary.append(spool_stdin())
                     files.append(temporary[-1])
                     if stdin_is_stream():
                         streams.append(temporary[-1])
                     continue
-                path = Path(raw)
-                if path.is_fifo():  # a named pipe or `<(...)`: read once, framed as stdin is
-                    temporary.append(spool_pipe(path))
+                path, kind = Path(raw), kinds[raw]
+                if kind == PIPE:  # a named pipe or `<(...)`: read once, framed as stdin is
+                    temporary.append(spool_named_pipe(path))
                     files.append(temporary[-1])
                     streams.append(temporary[-1])
-                elif path.is_dir():
+                elif kind == FOLDER:
                     assert run is not None
                     temporary.append(spool_records(flatten_root(path, options, run)))
                     files.append(temporary[-1])
-                elif path.is_file():
-                    files.append(path)
                 else:
-                    raise UsageError(f"not a file or directory: {raw}", reason="path-missing")
+                    files.append(path)
             if run is not None:
                 summary.add_run(run)
                 if not quiet:
@@ -317,7 +325,8 @@ def ingest_command(
     with failure_summary("ingest", as_json):  # before any source ran: one summary says why
         settings = read_config(config)
         if sources is not None:
-            settings = {**settings, "sources": load_sources(sources)}
+            with option_file(sources) as readable:
+                settings = {**settings, "sources": load_sources(readable)}
         planned = plan(values, settings)
         chosen: Shard | None = parse_shard(shard) if shard is not None else None
         if chosen is not None:
@@ -345,7 +354,7 @@ SourcesFile = Annotated[
 ]  # fmt: skip
 Jobs = Annotated[
     int,
-    typer.Option("--jobs", "-j", min=0, metavar="N", show_default=False,
+    typer.Option("--jobs", "-j", min=0, max=MAX_PROCESSES, metavar="N", show_default=False,
                  help="Sources flattened at a time, each in a worker process; the loads run "
                  "in this one \\[default: one per core]."),
 ]  # fmt: skip

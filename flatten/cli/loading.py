@@ -130,9 +130,12 @@ def load_into(
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise
     except EmptyInput as exc:
-        where = store_flag(store.location if store is not None else store_target(store_dir))
-        exc.hint = (f"check the input (a failed or cut-short producer?); to remove the corpus, "
-                    f"`docs-flatten drop --corpus {shlex.quote(corpus)}{where}`")  # fmt: skip
+        if getattr(exc, "held", 1):  # a corpus that is not there is not one to drop
+            where = store_flag(store.location if store is not None else store_target(store_dir))
+            exc.hint = (
+                "check the input (a failed or cut-short producer?); to remove the corpus, "
+                f"`docs-flatten drop --corpus {shlex.quote(corpus)}{where}`"
+            )
         raise
     except EmbeddingError as exc:
         if exc.report is not None and exc.report.embedded:

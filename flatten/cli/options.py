@@ -46,6 +46,13 @@ def size_text(size: int) -> str:
     return str(size)
 
 
+def finite(value: float | None) -> float | None:
+    """A number flag that must be finite: `nan` passes every comparison, `inf` none."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number, not {value} (reason: not-finite)")
+    return value
+
+
 # Options shared by the commands that flatten (flatten, ingest, index DIR).
 Root = Annotated[Path | None, typer.Option("--root", help="A local directory.", show_default=False)]
 Repo = Annotated[
@@ -109,11 +116,15 @@ MaxFileSize = Annotated[
 MaxChars = Annotated[
     int, typer.Option("--max-chars", help="Size budget of one slice, in characters.")
 ]
+# Processes are forked as asked, however few the files: a count past any machine's cores
+# (a typo, 10000 for 100) would fork that many.
+MAX_PROCESSES = 256
 Workers = Annotated[
     int,
     typer.Option(
         "--workers",
         min=0,
+        max=MAX_PROCESSES,
         show_default=False,
         help="Worker processes \\[default: one per core on large trees].",
     ),
@@ -139,13 +150,15 @@ MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to foll
 Concurrency = Annotated[
     int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
 ]
+# A crawl waits `--delay` and `--timeout` in full: `inf` would never end it.
 Delay = Annotated[
     float,
-    typer.Option(
-        "--delay", min=0, help="Seconds between requests (robots.txt Crawl-delay can raise it)."
-    ),
+    typer.Option("--delay", min=0, callback=finite,
+                 help="Seconds between requests (robots.txt Crawl-delay can raise it)."),
+]  # fmt: skip
+Timeout = Annotated[
+    float, typer.Option("--timeout", min=0.1, callback=finite, help="Seconds for one page.")
 ]
-Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for one page.")]
 MaxPageSize = Annotated[
     str,
     typer.Option(
@@ -163,13 +176,25 @@ Header = Annotated[
         help="Request header, e.g. for a token (repeatable; never echoed).",
     ),
 ]
+
+
 # Options shared by the index and query commands.
+def store_path(value: str | None) -> str | None:
+    """A --store value: an empty one (`--store "$STORE"` with the variable unset) would fall
+    back to the default folder, and a load would write where nobody meant."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("an empty path names no store (an unset variable?) "
+                                 "(reason: empty-path)")  # fmt: skip
+    return value
+
+
 StoreDir = Annotated[
     str | None,
     typer.Option(
         "--store",
         metavar="DIR",
         show_default=False,
+        callback=store_path,
         help="The index directory \\[default: $DOCS_FLATTEN_STORE or .docs-flatten].",
     ),
 ]
@@ -183,13 +208,6 @@ def corpus_name(value: str | None) -> str | None:
         return None if value is None else check_corpus_name(value)
     except UsageError as exc:
         raise typer.BadParameter(f"{exc.message} (reason: {exc.reason})") from None
-
-
-def finite(value: float | None) -> float | None:
-    """A number flag that must be finite: `nan` passes every comparison, `inf` none."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"must be a finite number, not {value} (reason: not-finite)")
-    return value
 
 
 Corpus = Annotated[
@@ -228,9 +246,11 @@ def read_config(path: Path | None) -> dict[str, Any]:
     """The config (`flatten.config.load_config`) with every section checked now, the index's too
     (citations, embeddings): a wrong key fails the command before it does anything, whichever
     sections the command reads."""
+    from flatten.cli.inputs import option_file
     from flatten.secrets import RedactionRules
 
-    settings = load_config(path)
+    with option_file(path) as readable:  # a pipe read once; /dev/zero never
+        settings = load_config(readable)
     RedactionRules.from_config(settings.get("redaction"))
     # The index's modules only where their sections are: `flatten` starts without them.
     if settings.get("citations") is not None:

@@ -6,15 +6,17 @@ content on stdout.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from flatten.cli import output
+from flatten.cli.inputs import option_file
 from flatten.cli.options import (
     ApiKeyEnv,
     BaseUrl,
@@ -39,6 +41,7 @@ from index.store import Store, store_flag
 from index.text import query_words
 
 if TYPE_CHECKING:  # numpy, the vector modules and the search stages load only when used
+    from index.evaluate import EvalReport
     from index.search import SearchOptions
     from index.vectors.client import EmbeddingConfig
     from index.vectors.stage import VectorTier
@@ -47,19 +50,28 @@ T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., None])
 
 
+@contextlib.contextmanager
+def json_failures(command: str, as_json: bool) -> Iterator[None]:
+    """Under --json a failure in the block is also a JSON error object on stdout, as a usage
+    error is: a script reading stdout learns why (an empty stdout looks like a crash)."""
+    try:
+        yield
+    except FlattenError as exc:
+        if as_json:
+            output.json_failure(command, exc)
+        raise
+
+
 def fails_as_json(command: C) -> C:
-    """Under --json (or --json-object) a failure is also a JSON error object on stdout, as a
-    usage error is. Only for commands that print their JSON last, once nothing can fail."""
+    """`json_failures` around the whole command (under --json or --json-object). Only for
+    commands that print their JSON last, once nothing can fail; a command that can still fail
+    after its report (eval's floors, doctor's checks) puts only what comes before it inside."""
     name = command.__name__.removesuffix("_command")
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
+        with json_failures(name, bool(kwargs.get("as_json") or kwargs.get("as_object"))):
             command(*args, **kwargs)
-        except FlattenError as exc:
-            if kwargs.get("as_json") or kwargs.get("as_object"):
-                output.json_failure(name, exc)
-            raise
 
     return wrapper  # type: ignore[return-value]
 
@@ -184,13 +196,17 @@ def search_command(
                             rerank=rerank, per_doc=None if slices else per_doc,
                             paths=tuple(path or ()), kinds=tuple(kind or ()), lang=lang,
                             explain=explain)  # fmt: skip
+    questions = None  # read before the store opens: a usage error first
+    if queries_file is not None:
+        from index.evaluate import read_queries
+
+        with option_file(queries_file) as readable:
+            questions = read_queries(readable)
     with Store.open(store_dir, readonly=True) as store:
         vectors = _vector_tier(store, embedding, tier, rerank)
         try:
-            if queries_file is not None:
-                from index.evaluate import read_queries
-
-                _search_many(store, read_queries(queries_file), vectors, options)
+            if questions is not None:
+                _search_many(store, questions, vectors, options)
                 return
             assert query is not None
             response = search(store, query, options, vectors=vectors)
@@ -280,13 +296,41 @@ def eval_command(
     Judged ids may name documents (their source), slices (<source>#<ordinal>) or, in a question
     file's expect lists, pages (a path without extension). Run it with --tier lexical and again
     with --tier hybrid to compare the tiers."""
+    # A failure before the report (a missing store, an unreadable queries file) is a JSON
+    # error under --json; a floor missed after it is said by the report and the exit code.
+    with json_failures("eval", as_json):
+        report, tiers = _evaluation(queries_file, qrels, k, group, corpus, tier, rrf_k,
+                                    store_dir, config, base_url, model, api_key_env)  # fmt: skip
+    for used in tiers or [TierUsed(Tier.LEXICAL, reason=NO_EMBEDDINGS)]:
+        output.tier_line(used)
+    output.unmatched_judgments(report.unmatched)
+    if as_json:
+        echo_json(report.to_dict(per_query=True))
+    else:
+        output.evaluation(report.to_dict())
+    if min_ndcg is not None and report.ndcg < min_ndcg:
+        raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
+                           reason="below-min-ndcg")  # fmt: skip
+    if min_hit_rate is not None and report.hit_k < min_hit_rate:
+        raise FlattenError(f"hit@{k} {report.hit_k:.4f} is below --min-hit-rate {min_hit_rate}",
+                           reason="below-min-hit-rate")  # fmt: skip
+
+
+def _evaluation(
+    queries_file: Path, qrels: Path | None, k: int, group: str, corpus: str | None,
+    tier: str | None, rrf_k: int, store_dir: str | None, config: Path | None,
+    base_url: str | None, model: str | None, api_key_env: str | None,
+) -> tuple[EvalReport, list[TierUsed]]:  # fmt: skip
+    """`eval`'s report, and the tiers its searches ran at."""
     from index.evaluate import evaluate, read_qrels, read_queries, with_expectations
     from index.judgments import GROUPS, UNMATCHED, ranked_units, resolve
 
     if group not in GROUPS:
         raise UsageError(f"--group: one of {', '.join(GROUPS)}, not {group!r}", reason="bad-group")
-    questions = read_queries(queries_file)
-    judged = with_expectations(questions, read_qrels(qrels) if qrels is not None else {})
+    with option_file(queries_file) as readable:
+        questions = read_queries(readable)
+    with option_file(qrels) as readable:
+        judged = with_expectations(questions, read_qrels(readable) if readable else {})
     if not judged:
         raise UsageError("no judgments: give --qrels FILE, or queries with an expect list",
                          reason="no-judgments")  # fmt: skip
@@ -319,19 +363,7 @@ def eval_command(
                 vectors.close()
     report.group, report.judged = group, dict(resolved.named)
     report.unmatched = [(q, i) for q, i in resolved.unmatched if i != UNMATCHED]
-    for used in tiers or [TierUsed(Tier.LEXICAL, reason=NO_EMBEDDINGS)]:
-        output.tier_line(used)
-    output.unmatched_judgments(report.unmatched)
-    if as_json:
-        echo_json(report.to_dict(per_query=True))
-    else:
-        output.evaluation(report.to_dict())
-    if min_ndcg is not None and report.ndcg < min_ndcg:
-        raise FlattenError(f"nDCG@{k} {report.ndcg:.4f} is below --min-ndcg {min_ndcg}",
-                           reason="below-min-ndcg")  # fmt: skip
-    if min_hit_rate is not None and report.hit_k < min_hit_rate:
-        raise FlattenError(f"hit@{k} {report.hit_k:.4f} is below --min-hit-rate {min_hit_rate}",
-                           reason="below-min-hit-rate")  # fmt: skip
+    return report, tiers
 
 
 def _unit_name(unit: tuple[str, ...]) -> str:
@@ -511,14 +543,17 @@ def doctor_command(
     probe the embeddings server: reachable, model, dimension, normalised, latency per batch."""
     from index.health import diagnose
 
-    embedding = embedding_config(read_config(config), base_url, model, api_key_env)
-    found = diagnose(store_dir, embedding)
-    if found.store is None and found.embeddings is None:
-        raise UsageError(f"nothing to check: {'; '.join(found.unchecked)}",
-                         reason="nothing-to-check",
-                         hint="name a store with --store (or DOCS_FLATTEN_STORE); for the "
-                         "embeddings, set embeddings.base_url and embeddings.model in "
-                         "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
+    # A failed check is the report's to say; a failure before it (a bad config, nothing to
+    # check) is a JSON error under --json.
+    with json_failures("doctor", as_json):
+        embedding = embedding_config(read_config(config), base_url, model, api_key_env)
+        found = diagnose(store_dir, embedding)
+        if found.store is None and found.embeddings is None:
+            raise UsageError(f"nothing to check: {'; '.join(found.unchecked)}",
+                             reason="nothing-to-check",
+                             hint="name a store with --store (or DOCS_FLATTEN_STORE); for the "
+                             "embeddings, set embeddings.base_url and embeddings.model in "
+                             "docs-flatten.yaml, or pass --base-url and --model")  # fmt: skip
     if as_json:
         echo_json(found)
     else:

@@ -8,14 +8,23 @@ Raised where the signal lands, except inside an event loop (a crawl): raised in 
 task it would leave that task's exception never retrieved (asyncio prints it, traceback and
 all, when the task is collected). There the loop raises it between callbacks, so asyncio cancels
 the tasks and awaits their clean-up, as it does for Ctrl-C.
+
+Outside a command (while the app starts: typer builds the command, imports its module, parses
+its options; or once it has returned) there is nothing to clean up, and a stop raised there
+would meet typer's own handling (exit 130 whatever the signal, or a traceback): the process
+exits at once with 128 + the signal, after the same message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 
 from flatten.errors import Interrupted
+
+_in_command = False  # a command is running: a stop is raised so that its clean-up runs
 
 
 def stop_on_signals() -> None:
@@ -23,7 +32,22 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGINT, _stop)
 
 
+@contextlib.contextmanager
+def stops_raised() -> Iterator[None]:
+    """The block is a command: a stop raises `Interrupted` in it (its clean-up runs, then the
+    command's error handling exits 128 + the signal)."""
+    global _in_command
+    outer, _in_command = _in_command, True
+    try:
+        yield
+    finally:
+        _in_command = outer
+
+
 def _stop(signum: int, frame: object) -> None:
+    if not _in_command:
+        sys.stderr.write("interrupted: nothing was written\n")
+        raise SystemExit(128 + signum)
     loop = _running_loop()
     if loop is not None:
         try:
