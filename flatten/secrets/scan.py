@@ -25,6 +25,9 @@ from flatten.secrets.patterns import PATTERNS, TokenPattern
 _BLOCK_NEEDLES = ("PRIVATE KEY", "Secret", "ata")  # the PEM and Kubernetes detectors'
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _KELVIN = "\u212a"  # the one character str.lower() maps into ASCII on its own (to `k`)
+# What Python's (?i) matches to an ASCII letter besides the letter's two cases: İ ı ſ K.
+_ODD_FOLDS = ("\u0130", "\u0131", "\u017f", _KELVIN)
+_ODD_FOLD = re.compile(f"[{''.join(_ODD_FOLDS)}]")
 
 # Latin-1: every byte is one character, so `(?i)` folds ASCII letters only (in UTF-8 mode RE2
 # would also fold `s` with `ſ` and `k` with the Kelvin sign, which lower() leaves or maps).
@@ -93,7 +96,7 @@ RE2_TRIGGERS: dict[re.Pattern[str], FastTrigger] = {
     for p in PATTERNS
     if p.trigger is not None and (fast := _fast(p.trigger.pattern)) is not None
 }
-# A line check is searched on ASCII lines only, where RE2 and Python's re agree.
+# A line check is searched in lines where the pattern's (?i) can match ASCII letters only.
 LINE_CHECKS: dict[str, Any] = {
     p.line_check: re2.compile(b"(?i)" + p.line_check.encode("ascii"), _LATIN1)
     for p in PATTERNS
@@ -107,6 +110,12 @@ class Line:
     end: int
     byte_start: int | None = None  # in the scanned bytes, when they were scanned
     byte_end: int | None = None
+
+    @property
+    def is_ascii(self) -> bool:
+        return (
+            self.byte_start is not None and self.byte_end - self.byte_start == self.end - self.start
+        )
 
 
 class Scan:
@@ -149,14 +158,27 @@ class Scan:
                 yield from pattern.regex.finditer(self.text, line.start, line.end)
 
     def _may_match(self, check: Any, line: Line) -> bool:
-        if line.byte_start is None or line.byte_end - line.byte_start != line.end - line.start:
-            return True  # a non-ASCII line: Python's re may fold beyond ASCII (`ſ` as `s`)
+        if line.byte_start is None:
+            return True
+        if not line.is_ascii and self._folds_oddly(line):
+            return True  # the pattern's (?i) may read `ſ` as `s`: the check is no sure sign
         return check.search(self._bytes, line.byte_start, line.byte_end) is not None
+
+    @cached_property
+    def _odd_folds(self) -> bool:
+        return any(c in self.text for c in _ODD_FOLDS)  # a substring search is fastest
+
+    def _folds_oddly(self, line: Line) -> bool:
+        return self._odd_folds and _ODD_FOLD.search(self.text, line.start, line.end) is not None
 
     def _lines_hit(self, trigger: re.Pattern[str]) -> list[Line]:
         fast = RE2_TRIGGERS.get(trigger)
         if fast is None or not (fast.any_text or self.is_ascii):
+            # RE2 reads it otherwise than re (`\w`, `[^...]` on non-ASCII text) or not at all.
             return list(self._lines_hit_by_re(trigger))
+        return self._lines_hit_by_re2(fast)
+
+    def _lines_hit_by_re2(self, fast: FastTrigger) -> list[Line]:
         data = self._bytes
         lines: list[Line] = []
         pos = 0
