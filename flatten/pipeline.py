@@ -37,7 +37,7 @@ from flatten.parallel import ordered_map
 from flatten.record import PROFILES, Provenance, Record, encode_line
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
-from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
+from flatten.sources import Candidate, Skip, WorkTree, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
 from flatten.spec_files import referring_title
 from flatten.userinfo import strip_credentials
@@ -348,6 +348,8 @@ def flatten_repo(
 
     `url` may be a shorthand (`owner/repo`, `gitlab:group/repo`) that is not a local path: it is
     expanded to its https URL, and the report says so. `encode_as` as for `flatten_root`."""
+    from flatten.sources import clone  # the clone (and its URL checks) load for a --repo run alone
+
     options = options or FlattenOptions()
     report = report if report is not None else RunReport()
     expanded = expand_repo(url)

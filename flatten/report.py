@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flatten.jsonform import to_json
 from flatten.record import Provenance, Record
 from flatten.sources.base import Skip
-from flatten.summary import ErrorInfo, Summary, error_info
+
+# The summary's dataclasses load when a run writes its report (--report) or fails.
+if TYPE_CHECKING:
+    from flatten.summary import ErrorInfo
 
 
 @dataclass
@@ -44,6 +47,8 @@ class RunReport:
 
     def fail(self, exc: BaseException) -> None:
         """Record why the run ended early. Any exception counts: a failed run never says ok."""
+        from flatten.summary import error_info
+
         self.error = error_info(exc)
 
     def skip(self, entry: Skip) -> None:
@@ -89,6 +94,8 @@ class RunReport:
 
     def to_dict(self, command: str = "flatten") -> dict[str, Any]:
         """The run summary (schema 1, `flatten.summary`) of this run alone, as JSON data."""
+        from flatten.summary import Summary
+
         summary = Summary(command=command, source=self.source or None)
         summary.add_run(self)
         return to_json(summary)  # type: ignore[no-any-return]

@@ -118,20 +118,26 @@ def make_slice(lines: list[str], span: LineSpan) -> Slice | None:
     if span.cols is not None:
         content = lines[start][span.cols[0] : span.cols[1]]
         end = start + 1
+        if is_blank(content):
+            return None
     else:
-        while start < end and is_blank(lines[start]):
+        while start < end and not lines[start].strip():
             start += 1
-        while end > start and is_blank(lines[end - 1]):
+        while end > start and not lines[end - 1].strip():
             end -= 1
+        if start >= end:
+            return None
+        # Its first line is not blank, so neither is the content.
         content = "\n".join(lines[start:end])
-    if start >= end or is_blank(content):
-        return None
+    section = tuple(span.section)  # the same tuple, when it is one
+    if section and max(map(len, section)) > TITLE_MAX:  # most entries come capped already
+        section = tuple(cap_label(entry) for entry in section)
     return Slice(
         content=content,
         start_line=start + 1,
         end_line=end,
         title=cap_title(span.title),
-        section=tuple(cap_label(entry) for entry in span.section),
+        section=section,
         anchor=span.anchor[:ANCHOR_MAX] if span.anchor else span.anchor,
         symbol=cap_label(span.symbol) if span.symbol else span.symbol,
         meta=span.meta,

@@ -17,8 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from itertools import accumulate, repeat
-from operator import add, sub
+from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -54,23 +53,28 @@ def _is_comment(node: Any) -> bool:
     return "comment" in node.type
 
 
-def symbol_of(node: Any, lang: Language, stem: str) -> str | None:
+def _file_stem(path: str) -> str:
+    return PurePosixPath(path).name.split(".")[0]
+
+
+def symbol_of(node: Any, lang: Language, path: str) -> str | None:
     """The name an engineer would search for, or None if `node` is not a declaration."""
     kind = node.type
     if kind not in lang.declarations:
         return None
     if kind == "decorated_definition":
         inner = node.child_by_field_name("definition")
-        return symbol_of(inner, lang, stem) if inner is not None else None
+        return symbol_of(inner, lang, path) if inner is not None else None
     if kind == "export_statement":
         inner = node.child_by_field_name("declaration")
         if inner is not None:
-            return symbol_of(inner, lang, stem)
+            return symbol_of(inner, lang, path)
         value = node.child_by_field_name("value")
         if value is None:
             return None  # `export { a, b }`: part of the preamble
         name = value.child_by_field_name("name")
-        return node_text(name) if name is not None else stem  # export default: the file's name
+        # export default: the file's name
+        return node_text(name) if name is not None else _file_stem(path)
     if kind in ("lexical_declaration", "variable_declaration"):
         for declarator in node.named_children:
             value = declarator.child_by_field_name("value")
@@ -89,7 +93,7 @@ def symbol_of(node: Any, lang: Language, stem: str) -> str | None:
         return f"impl {trait_name}{node_text(target)}"
     if kind == "template_declaration":
         inner = node.named_children[-1] if node.named_children else None
-        return symbol_of(inner, lang, stem) if inner is not None else None
+        return symbol_of(inner, lang, path) if inner is not None else None
     if kind in ("function_definition", "type_definition") and lang.grammar in ("c", "cpp"):
         return _c_declarator_name(node)
     name = node.child_by_field_name("name")
@@ -101,13 +105,13 @@ def symbol_of(node: Any, lang: Language, stem: str) -> str | None:
     return kind.replace("_", " ")
 
 
-def name_of(node: Any, lang: Language, stem: str, parent: str | None) -> tuple[str, str] | None:
+def name_of(node: Any, lang: Language, path: str, parent: str | None) -> tuple[str, str] | None:
     """(symbol, title) of a declaration, with its parent's symbol before it; None otherwise."""
     if node.type not in lang.declarations:
         return None
     if lang.namer is not None:
         return lang.namer(node, parent)
-    symbol = symbol_of(node, lang, stem)
+    symbol = symbol_of(node, lang, path)
     if symbol is None:
         return None
     symbol = f"{parent}.{symbol}" if parent else symbol
@@ -147,7 +151,7 @@ def _members(node: Any, lang: Language) -> list[Any]:
     return out
 
 
-def _units(nodes: list[Any], lang: Language, stem: str, prefix: str = "") -> list[_Unit]:
+def _units(nodes: list[Any], lang: Language, path: str, prefix: str = "") -> list[_Unit]:
     """Units in source order; comments and attributes directly above attach to the next node."""
     units: list[_Unit] = []
 
@@ -155,13 +159,39 @@ def _units(nodes: list[Any], lang: Language, stem: str, prefix: str = "") -> lis
         return _is_comment(node) or node.type in lang.leading
 
     for node, first, end in with_leading(nodes, leading):
-        named = name_of(node, lang, stem, prefix or None)
-        if named is None and units and (lang.runs or not units[-1].is_declaration):
-            units[-1].end = max(units[-1].end, end)  # extend the run (of preamble, or a stage)
+        named = name_of(node, lang, path, prefix or None)
+        if (
+            named is None
+            and units
+            and (lang.runs or not units[-1].is_declaration or _is_about(node, units[-1]))
+        ):
+            # Extend the run (of preamble, or a stage), or the declaration the statement is about.
+            units[-1].end = max(units[-1].end, end)
             continue
         symbol, title = named if named is not None else (None, None)
         units.append(_Unit(first, end, node, symbol, title))
     return units
+
+
+def _is_about(statement: Any, declaration: _Unit) -> bool:
+    """Whether a statement starts with the name of the declaration just above it and a dot:
+    `save.alters_data = True` after `def save`, `Button.propTypes = {...}` after `function Button`.
+
+    Such a statement belongs to that declaration's slice. As a unit of its own it would be merged
+    forward when the declaration's slice is full, and open the next declaration's slice. (A plain
+    call such as `helper(x)` after a nested `def helper` stays with the code around it.)
+    """
+    first = statement
+    while first.child_count:
+        first = first.child(0)
+    dot = first.next_sibling
+    own_name = (declaration.symbol or "").rsplit(".", 1)[-1]
+    return (
+        first.type == "identifier"
+        and dot is not None
+        and dot.type == "."
+        and node_text(first) == own_name
+    )
 
 
 def _body(node: Any, lang: Language) -> Any | None:
@@ -198,26 +228,31 @@ class _Piece:
     title: str
     symbol: str | None
     cols: tuple[int, int] | None = None  # a piece of one line over the budget
+    size: int | None = None  # non-whitespace characters, when already counted
 
 
 class _CodeSlicer:
-    def __init__(self, lines: list[str], lang: Language, path: str, max_chars: int) -> None:
+    def __init__(self, text: str, lines: list[str], lang: Language, path: str, max_chars: int):
+        self.text = text
         self.lines = lines
         self.lang = lang
         self.path = path
-        self.stem = PurePosixPath(path).name.split(".")[0]
         # Code is about a third whitespace: half the budget in non-whitespace characters gives
         # slices about as large on disk as a markdown section.
         self.budget = max(100, max_chars // 2)
-        # Prefix sums of non-whitespace characters per line: any range's size in O(1).
-        # Built with map over C functions (no Python frame per line): a large share of slicing.
-        spaces = map(str.count, lines, repeat(" "))
-        tabs = map(str.count, lines, repeat("\t"))
-        non_ws = map(sub, map(len, lines), map(add, spaces, tabs))
-        self._non_ws = [0, *accumulate(non_ws)]
+        # Where each line starts in `text` (lines end in one '\n'): sizes are counted in place,
+        # only for the ranges slicing asks about (about twice the text in all), which costs less
+        # than counting every line's whitespace up front.
+        self._starts = [0, *accumulate(map((1).__add__, map(len, lines)))]
+        self._tabs = "\t" in text
 
     def size(self, start: int, end: int) -> int:
-        return self._non_ws[end] - self._non_ws[start]
+        """Non-whitespace characters (not space, tab or newline) in lines [start, end)."""
+        first, stop = self._starts[start], self._starts[end]
+        blank = self.text.count(" ", first, stop)
+        if self._tabs:
+            blank += self.text.count("\t", first, stop)
+        return stop - first - (end - start) - blank
 
     def tile(self, units: list[_Unit], start: int, end: int) -> list[_Unit]:
         """Stretch units so they cover [start, end) exactly, in order."""
@@ -231,11 +266,12 @@ class _CodeSlicer:
 
     def pieces(self, unit: _Unit, title: str, depth: int) -> list[_Piece]:
         """A unit as pieces within budget: itself, its split members, or line windows."""
-        if self.size(unit.start, unit.end) <= self.budget:
-            return [_Piece(unit.start, unit.end, title, unit.symbol)]
+        size = self.size(unit.start, unit.end)
+        if size <= self.budget:
+            return [_Piece(unit.start, unit.end, title, unit.symbol, size=size)]
         body = _body(unit.node, self.lang) if unit.node is not None and depth < _MAX_DEPTH else None
         if body is not None and unit.symbol is not None:
-            members = _units(body.named_children, self.lang, self.stem, prefix=unit.symbol)
+            members = _units(body.named_children, self.lang, self.path, prefix=unit.symbol)
             if len(members) >= 2 or (members and members[0].is_declaration):
                 members = self.tile(members, unit.start, unit.end)
                 split: list[list[_Piece]] = []
@@ -271,12 +307,13 @@ class _CodeSlicer:
                 groups.extend([piece] for piece in pieces)
                 mergeable = False
                 continue
-            size = self.size(pieces[0].start, pieces[0].end)
+            piece = pieces[0]
+            size = piece.size if piece.size is not None else self.size(piece.start, piece.end)
             if mergeable and used + size <= self.budget:
-                groups[-1].append(pieces[0])
+                groups[-1].append(piece)
                 used += size
             else:
-                groups.append([pieces[0]])
+                groups.append([piece])
                 used, mergeable = size, True
         joined = [self.join(group, parent) for group in groups]
         # Runs of statements of one split declaration share its name: number them. (At the
@@ -352,8 +389,8 @@ def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
     if lang is None or root is None:
         return slice_windows_with_signatures(text, path, options)
     lines = split_lines(text)
-    slicer = _CodeSlicer(lines, lang, path, options.max_chars)
-    units = slicer.tile(_units(_members(root, lang), lang, slicer.stem), 0, len(lines))
+    slicer = _CodeSlicer(text, lines, lang, path, options.max_chars)
+    units = slicer.tile(_units(_members(root, lang), lang, path), 0, len(lines))
     if not any(u.is_declaration for u in units) and root.has_error:
         fallback = slice_windows_with_signatures(text, path, options)
         return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)

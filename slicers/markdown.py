@@ -25,6 +25,9 @@ _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 _THEMATIC = re.compile(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _LIST_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)")
 _BLOCKQUOTE = re.compile(r"^ {0,3}> ?")
+# The first characters (after indentation) of the lines that can open a block other than a
+# paragraph: fences, ATX headings, setext underlines, breaks, HTML, bullets and quotes.
+_BLOCK_MARKERS = frozenset("`~#=-*_+<>")
 
 _HTML_BLOCK_TAGS = (
     "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|"
@@ -120,6 +123,10 @@ def front_matter(lines: list[str]) -> FrontMatter | None:
 
 
 def _front_matter_title(body: str, *, yaml: bool) -> str | None:
+    # Without the word (or a backslash escape to spell it), no key can be `title`: no need to
+    # parse, which costs milliseconds a document in pure-Python ruamel.
+    if "title" not in body and "\\" not in body:
+        return None
     try:
         if yaml:
             from slicers.ruamel_yaml import YAML
@@ -182,7 +189,10 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
             paragraph_start = None
             lazy = False
             continue
-        indent = _indent(line)
+        rest = line.lstrip(" \t")  # not empty: the line is not blank
+        indent = len(line) - len(rest)
+        if indent and "\t" in line[:indent]:
+            indent = _indent(line)  # tabs count to the next multiple of 4: rare
 
         if code is not None:
             if indent >= code[1]:
@@ -196,7 +206,7 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
             code = (i, container + 4)
             continue
 
-        if line.lstrip(" \t")[0].isalpha():
+        if rest[0].isalpha():
             # Most lines: text. A letter opens no block (each needs a marker first: # = - * _
             # + > < ` ~ or a digit), so go straight to the paragraph and list-item rules below.
             if list_indent is not None and indent >= list_indent:
@@ -207,67 +217,71 @@ def scan_blocks(lines: list[str], start: int = 0) -> Blocks:
                 paragraph_start = i
             continue
 
-        fence_match = _FENCE.match(line)
-        if fence_match and _indent(fence_match.group(1)) <= container + 3:
-            marker, info = fence_match.group(2), fence_match.group(3)
-            if not (marker[0] == "`" and "`" in info):
-                if list_indent is not None and indent < list_indent:
-                    list_indent, container = None, 0
-                fence = (marker[0], len(marker), container + 3, i)
+        if rest[0] in _BLOCK_MARKERS or rest[0].isdecimal():
+            # Each block below opens with one of these characters (a digit: an ordered item).
+            fence_match = _FENCE.match(line)
+            if fence_match and _indent(fence_match.group(1)) <= container + 3:
+                marker, info = fence_match.group(2), fence_match.group(3)
+                if not (marker[0] == "`" and "`" in info):
+                    if list_indent is not None and indent < list_indent:
+                        list_indent, container = None, 0
+                    fence = (marker[0], len(marker), container + 3, i)
+                    paragraph_start, lazy = None, False
+                    continue
+
+            atx = _ATX.match(line)
+            if atx:
+                # At the top level unless indented into an open list item.
+                if list_indent is None or indent < list_indent:
+                    text, anchor = _heading_text(_ATX_CLOSING.sub("", atx.group(3) or ""))
+                    headings.append(Heading(i, i + 1, len(atx.group(2)), text, anchor))
+                    list_indent = None
                 paragraph_start, lazy = None, False
                 continue
 
-        atx = _ATX.match(line)
-        if atx:
-            # At the top level unless indented into an open list item.
-            if list_indent is None or indent < list_indent:
-                text, anchor = _heading_text(_ATX_CLOSING.sub("", atx.group(3) or ""))
-                headings.append(Heading(i, i + 1, len(atx.group(2)), text, anchor))
-                list_indent = None
-            paragraph_start, lazy = None, False
-            continue
+            setext = _SETEXT.match(line)
+            if setext and paragraph_start is not None and not lazy:
+                raw = " ".join(lines[j].strip() for j in range(paragraph_start, i))
+                text, anchor = _heading_text(raw)
+                level = 1 if setext.group(1)[0] == "=" else 2
+                headings.append(Heading(paragraph_start, i + 1, level, text, anchor))
+                paragraph_start = None
+                continue
 
-        setext = _SETEXT.match(line)
-        if setext and paragraph_start is not None and not lazy:
-            raw = " ".join(lines[j].strip() for j in range(paragraph_start, i))
-            text, anchor = _heading_text(raw)
-            level = 1 if setext.group(1)[0] == "=" else 2
-            headings.append(Heading(paragraph_start, i + 1, level, text, anchor))
-            paragraph_start = None
-            continue
+            if _THEMATIC.match(line):
+                if list_indent is not None and indent < list_indent:
+                    list_indent = None  # a break less indented than the item ends the list
+                paragraph_start, lazy = None, False
+                continue
 
-        if _THEMATIC.match(line):
-            if list_indent is not None and indent < list_indent:
-                list_indent = None  # a break less indented than the item ends the list
-            paragraph_start, lazy = None, False
-            continue
+            html_kind = _html_block(line, can_interrupt=paragraph_start is None and not lazy)
+            if html_kind is not None:
+                if list_indent is not None and indent < list_indent:
+                    list_indent = None
+                end_pattern = html_kind
+                if isinstance(end_pattern, re.Pattern):
+                    if not end_pattern.search(line, pos=indent + 2):
+                        html_end = end_pattern
+                else:
+                    html_until_blank = True
+                paragraph_start, lazy = None, False
+                continue
 
-        html_kind = _html_block(line, can_interrupt=paragraph_start is None and not lazy)
-        if html_kind is not None:
-            if list_indent is not None and indent < list_indent:
-                list_indent = None
-            end_pattern = html_kind
-            if isinstance(end_pattern, re.Pattern):
-                if not end_pattern.search(line, pos=indent + 2):
-                    html_end = end_pattern
-            else:
-                html_until_blank = True
-            paragraph_start, lazy = None, False
-            continue
-
-        item = _LIST_ITEM.match(line)
-        if item and (list_indent is None or indent < list_indent):
-            list_indent = (
-                _indent(item.group(1)) + len(item.group(2)) + max(1, min(_indent(item.group(3)), 4))
-            )
-            paragraph_start, lazy = None, _opens_paragraph(line[item.end() :])
-            continue
-        quote = _BLOCKQUOTE.match(line)
-        if quote:
-            if list_indent is not None and indent < list_indent:
-                list_indent = None
-            paragraph_start, lazy = None, _opens_paragraph(line[quote.end() :])
-            continue
+            item = _LIST_ITEM.match(line)
+            if item and (list_indent is None or indent < list_indent):
+                list_indent = (
+                    _indent(item.group(1))
+                    + len(item.group(2))
+                    + max(1, min(_indent(item.group(3)), 4))
+                )
+                paragraph_start, lazy = None, _opens_paragraph(line[item.end() :])
+                continue
+            quote = _BLOCKQUOTE.match(line)
+            if quote:
+                if list_indent is not None and indent < list_indent:
+                    list_indent = None
+                paragraph_start, lazy = None, _opens_paragraph(line[quote.end() :])
+                continue
         if list_indent is not None and indent >= list_indent:
             # Content of the open list item: later lines continue it lazily only if it is a
             # paragraph (or continues one).

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import re
 
-from slicers.base import Sliced, SliceOptions, is_blank, spans_to_slices, split_lines
+from slicers.base import Sliced, SliceOptions, spans_to_slices, split_lines
 from slicers.sections import Heading, section_spans
 from slicers.slug import DocutilsSlugger
 
-_ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*$""")
 # An internal target (`.. _install:`) labels what follows it; one with a URL after its colon is
 # a link target instead. Only at column 0: indented, it belongs to a directive's body.
 LABEL = re.compile(r"^\.\. _(?:`[^`]+`|[^:`\s][^`]*?):[ \t]*$")
@@ -21,58 +20,78 @@ _ROLE = re.compile(r":[\w\-+:.]+:`([^`]*)`")
 _INLINE_MARKUP = re.compile(r"``|\*\*|`_{0,2}|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 
 
-_PUNCTUATION = frozenset("""!"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~""")
-
-
-def _adornment(line: str) -> str | None:
-    """The adornment character if `line` is a run of one punctuation character, else None."""
-    # Most lines start with a letter or a space: no regex for them (this runs on every line).
-    return line[0] if line[:1] in _PUNCTUATION and _ADORNMENT.match(line) else None
+# A line of one punctuation character repeated (trailing spaces allowed): an underline or an
+# overline. Each is found after the "\n" that ends the line before: a regex anchored by `^` under
+# MULTILINE would be tried at every character, this one only at each "\n".
+_ADORNMENT_LINES = re.compile(r"""\n([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*(?=\n|\Z)""")
 
 
 def _title_text(raw: str) -> str:
+    if "`" not in raw and "*" not in raw:  # no role, no inline markup: the common title
+        return raw.strip()
     text = _ROLE.sub(r"\1", raw.strip())
     return _INLINE_MARKUP.sub("", text).strip()
 
 
+def adornment_rows(lines: list[str]) -> list[int]:
+    """Indexes of the adornment lines; `lines` as `split_lines` gives them (no "\n" inside).
+
+    A title needs an adornment line (its underline, or its overline) and most documents have
+    few: found by one regex over the document, a title is only looked for beside them."""
+    text = "\n" + "\n".join(lines)
+    rows: list[int] = []
+    row = at = 0
+    for match in _ADORNMENT_LINES.finditer(text):
+        row += text.count("\n", at, match.start())
+        at = match.start()
+        rows.append(row)
+    return rows
+
+
 def find_rst_headings(lines: list[str]) -> list[Heading]:
+    """Titles, each an underlined line or an over- and underlined one, after a blank line.
+
+    Lines are read in order and a title's lines are not read again; a line that neither is an
+    adornment nor has one below it cannot start a title, so only the others are looked at."""
     headings: list[Heading] = []
-    styles: list[tuple[str, bool]] = []
-    i = 0
+    levels: dict[tuple[str, bool], int] = {}  # adornment style -> level, in order of appearance
     count = len(lines)
-    while i < count:
-        if i and not is_blank(lines[i - 1]):  # either form of title follows a blank line
-            i += 1
+    adorned = adornment_rows(lines)
+    starts = sorted({*adorned, *(row - 1 for row in adorned if row)})
+    adorned_set = set(adorned)
+    resume = 0  # lines before this belong to a title found already
+    for i in starts:
+        if i < resume or (i and lines[i - 1].strip()):  # a title follows a blank line
             continue
         line = lines[i]
-        char = _adornment(line)
+        char = line[0] if i in adorned_set else None
         # Overline, title, underline.
-        if char and i + 2 < count and not is_blank(lines[i + 1]):
+        if char and i + 2 < count and lines[i + 1].strip():
             title, under = lines[i + 1], lines[i + 2]
             width = len(line.rstrip())
-            if _adornment(under) == char and len(under.rstrip()) == width >= len(title.strip()):
-                headings.append(_heading(styles, (char, True), i, i + 3, title))
-                i += 3
+            if (
+                i + 2 in adorned_set
+                and under[0] == char
+                and len(under.rstrip()) == width >= len(title.strip())
+            ):
+                headings.append(_heading(levels, (char, True), i, i + 3, title))
+                resume = i + 3
                 continue
         # Title, underline.
-        if not is_blank(line) and not line[0].isspace() and char is None and i + 1 < count:
+        if char is None and i + 1 in adorned_set and line.strip() and not line[0].isspace():
             under = lines[i + 1]
-            under_char = _adornment(under)
-            width = len(under.rstrip())
-            if under_char and width >= min(len(line.rstrip()), 3):
-                headings.append(_heading(styles, (under_char, False), i, i + 2, line))
-                i += 2
-                continue
-        i += 1
+            if len(under.rstrip()) >= min(len(line.rstrip()), 3):
+                headings.append(_heading(levels, (under[0], False), i, i + 2, line))
+                resume = i + 2
     return headings
 
 
 def _heading(
-    styles: list[tuple[str, bool]], style: tuple[str, bool], start: int, end: int, raw: str
+    levels: dict[tuple[str, bool], int], style: tuple[str, bool], start: int, end: int, raw: str
 ) -> Heading:
-    if style not in styles:
-        styles.append(style)
-    return Heading(start, end, styles.index(style) + 1, _title_text(raw))
+    """A title's level: its style's, the next one down for a style not seen before."""
+    level = levels.setdefault(style, len(levels) + 1)
+    return Heading(start, end, level, _title_text(raw))
 
 
 def is_label(line: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from slicers.base import ANCHOR_MAX, LineSpan, cap_label, is_blank
-from slicers.windows import pack_windows, window_spans
+from slicers.windows import pack_windows, window_spans, within_budget
 
 
 @dataclass(frozen=True)
@@ -54,29 +54,27 @@ def section_spans(
     if first > start:
         spans.append((LineSpan(start, first, title=fallback_title), None))
 
-    stack: list[tuple[int, str]] = []
+    levels: list[int] = []  # the breadcrumb: levels and titles of the headings still open
+    titles: list[str] = []
     pending: LineSpan | None = None  # a heading-only section waiting to merge into the next
     body_is_empty = False
     for i, heading in enumerate(headings):
-        while stack and stack[-1][0] >= heading.level:
-            stack.pop()
+        while levels and levels[-1] >= heading.level:
+            levels.pop()
+            titles.pop()
         # Capped before the part numbers and the breadcrumb are built from it; the anchor slugs
         # the heading's start only, so repeats of a long heading still get their -1, -2.
         title = cap_label(heading.text or fallback_title)
-        stack.append((heading.level, title))
+        levels.append(heading.level)
+        titles.append(title)
         anchor = heading.anchor or slugger.slug(heading.text[: ANCHOR_MAX // 2]) or None
         stop = headings[i + 1].line if i + 1 < len(headings) else end
-        span = LineSpan(
-            heading.line, stop, title=title, section=tuple(t for _, t in stack), anchor=anchor
-        )
+        span = LineSpan(heading.line, stop, title=title, section=tuple(titles), anchor=anchor)
         if pending is not None:
             span.start = pending.start
             pending = None
         # Labels below a heading label the next one, or nothing at the end: no body either.
-        body_is_empty = all(
-            is_blank(lines[j]) or (is_label is not None and is_label(lines[j]))
-            for j in range(heading.end, stop)
-        )
+        body_is_empty = _nothing_but_labels(lines, heading.end, stop, is_label)
         if body_is_empty and i + 1 < len(headings):
             pending = span
             continue
@@ -87,11 +85,25 @@ def section_spans(
         (before, before_head), (last, _) = spans[-2], spans.pop()
         spans[-1] = (replace(before, end=last.end), before_head)
 
-    return [
-        piece
-        for span, head_end in spans
-        for piece in split_span(lines, span, max_chars, protected, head_end)
-    ]
+    # Most sections fit the budget: their single window is the span itself.
+    pieces: list[LineSpan] = []
+    for span, head_end in spans:
+        if within_budget(lines, span.start, span.end, max_chars):
+            pieces.append(span)
+        else:
+            pieces += split_span(lines, span, max_chars, protected, head_end)
+    return pieces
+
+
+def _nothing_but_labels(
+    lines: Sequence[str], start: int, end: int, is_label: Callable[[str], bool] | None
+) -> bool:
+    """Whether lines [start, end) are all blank or labels (stops at the first that is not)."""
+    for j in range(start, end):
+        line = lines[j]
+        if line.strip() and (is_label is None or not is_label(line)):
+            return False
+    return True
 
 
 def with_labels(
@@ -103,11 +115,12 @@ def with_labels(
     floor = start
     for heading in headings:
         first = heading.line
-        j = heading.line - 1
-        while j >= floor and (is_blank(lines[j]) or is_label(lines[j])):
-            if not is_blank(lines[j]):
+        for j in range(heading.line - 1, floor - 1, -1):
+            line = lines[j]
+            if line.strip():  # not blank: a label moves the start up, anything else stops
+                if not is_label(line):
+                    break
                 first = j
-            j -= 1
         moved.append(replace(heading, line=first) if first != heading.line else heading)
         floor = heading.end
     return moved

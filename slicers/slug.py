@@ -66,10 +66,18 @@ class DocutilsSlugger:
         return result
 
 
+_NOT_ID = re.compile(r"[^a-z0-9]+")
+_NO_LETTER_YET = re.compile(r"^[^a-z]+")
+
+
 def docutils_id(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    ident = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    ident = re.sub(r"^[^a-z]+", "", ident)
+    # NFKD leaves ASCII as it is: only other text is decomposed and its accents dropped.
+    if text.isascii():
+        ascii_text = text
+    else:
+        ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    ident = _NOT_ID.sub("-", ascii_text.lower()).strip("-")
+    ident = _NO_LETTER_YET.sub("", ident)
     return ident or "section"
 
 

@@ -69,7 +69,7 @@ def _blocks(
 
 
 class _Sizes:
-    """Sizes of runs of lines in one range, each line with its newline: in constant time from
+    """_Sizes of runs of lines in one range, each line with its newline: in constant time from
     running totals, and the longest run that fits a budget by bisecting them."""
 
     def __init__(self, lines: Sequence[str], start: int, end: int) -> None:
@@ -88,6 +88,13 @@ class _Sizes:
         return max(fits - 1 + self.start, a + 1)
 
 
+def within_budget(lines: Sequence[str], start: int, end: int, max_chars: int) -> bool:
+    """Whether lines [start, end), each with its newline, are within `max_chars`.
+
+    Most ranges are: summed at C speed, without the running totals only a cut needs."""
+    return (sum(map(len, lines[start:end])) + end - start if end > start else 0) <= max_chars
+
+
 def pack_windows(
     lines: Sequence[str],
     start: int,
@@ -100,9 +107,9 @@ def pack_windows(
     Every non-blank line belongs to exactly one line window, or is cut into character windows
     when it alone is over the budget. Blank lines between blocks go to the window before.
     """
-    size = _Sizes(lines, start, end)
-    if size(start, end) <= max_chars:
+    if within_budget(lines, start, end, max_chars):
         return [Window(start, end)]
+    size = _Sizes(lines, start, end)
     pieces: list[Window] = []
     for b_start, b_end in _blocks(lines, start, end, protected):
         if size(b_start, b_end) <= max_chars:
@@ -157,6 +164,9 @@ def part_titles(title: str, count: int) -> list[str]:
 
 def window_spans(windows: Sequence[Window], title: str, **fields: object) -> list[LineSpan]:
     """One span per window, titled `title (part k/n)` when there are several."""
+    if len(windows) == 1:  # most sections: one window, titled as they are
+        (w,) = windows
+        return [LineSpan(w.start, w.end, cols=w.cols, title=title, **fields)]  # type: ignore[arg-type]
     titles = part_titles(title, len(windows))
     return [
         LineSpan(w.start, w.end, cols=w.cols, title=t, **fields)  # type: ignore[arg-type]

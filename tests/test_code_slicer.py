@@ -61,6 +61,39 @@ def test_a_first_method_cut_in_parts_keeps_its_symbol_on_every_part():
     assert_covers(text, result)
 
 
+def _method(name: str, statements: int) -> str:
+    body = "\n".join(f"        self.{name}_{i} = compute({i}, using)" for i in range(statements))
+    return f"    def {name}(self, using=None):\n{body}\n        return self\n"
+
+
+def test_a_statement_about_the_method_above_stays_in_its_slice():
+    # Django marks methods after defining them; `save` nearly fills a slice on its own.
+    text = (
+        "class Model:\n    objects = Manager()\n\n"
+        + _method("save", 34)
+        + "\n    save.alters_data = True\n\n"
+        + _method("delete", 10)
+        + "\n    delete.alters_data = True\n\n"
+        + _method("refresh", 12)
+    )
+    result = slice_text("code", text, "models.py", SliceOptions(2000), lang="python")
+    assert_covers(text, result)
+    save = next(s for s in result.slices if "save.alters_data" in s.content)
+    assert save.content.lstrip().startswith("def save(") and save.symbol == "Model.save"
+    after = result.slices[result.slices.index(save) + 1]
+    assert after.content.lstrip().startswith("def delete(")
+
+
+def test_a_call_of_a_nested_helper_stays_with_the_code_around_it():
+    helper = "    def check(x):\n" + "".join(f"        assert x != {i}\n" for i in range(40))
+    calls = "".join(f"    check({i} + value)\n" for i in range(40))
+    text = f"def test_values(value):\n{helper}\n{calls}"
+    result = slice_text("code", text, "t.py", SliceOptions(1000), lang="python")
+    assert_covers(text, result)
+    calls_slice = next(s for s in result.slices if "check(0 + value)" in s.content)
+    assert calls_slice.title.startswith("test_values") and "check" not in calls_slice.title
+
+
 def test_small_neighbours_merge_up_to_the_budget():
     result = code("services/orders/order_service.py", "python")
     assert len(result.slices) < 8

@@ -2,24 +2,54 @@
 
 Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, running totals for
 slice sizes, a regex over flag bytes for blank-line blocks, the markdown indentation count,
-ASCII heading slugs) is checked against the straightforward computation on open-ended input.
+ASCII heading slugs, reST titles looked for only beside the adornment lines one regex finds,
+slices cut without re-capping labels, markdown block rules tried only after a marker, front
+matter without a title not parsed) is checked against the straightforward computation on
+open-ended input.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import string
+import tomllib
+import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flatten.record import json_line
 from flatten.secrets.scan import NEEDLES, Scan
-from slicers.base import is_blank
-from slicers.markdown import _indent
-from slicers.slug import _kept, github_slug
+from slicers.base import (
+    ANCHOR_MAX,
+    TITLE_MAX,
+    LineSpan,
+    Slice,
+    cap_label,
+    cap_title,
+    is_blank,
+    make_slice,
+    split_lines,
+)
+from slicers.markdown import (
+    _ATX,
+    _BLOCK_MARKERS,
+    _BLOCKQUOTE,
+    _FENCE,
+    _LIST_ITEM,
+    _SETEXT,
+    _THEMATIC,
+    _front_matter_title,
+    _html_block,
+    _indent,
+)
+from slicers.rst import _title_text, adornment_rows, find_rst_headings
+from slicers.ruamel_yaml import YAML
+from slicers.sections import Heading
+from slicers.slug import _kept, docutils_id, github_slug
 from slicers.windows import Window, _blocks, _Sizes, cut_line, pack_windows
 
 _scalars = (
@@ -221,3 +251,179 @@ def test_windows_are_the_windows_a_line_by_line_packing_gives(
     start, end = min(a, len(lines)), min(max(a, b), len(lines))
     expected = _plain_pack(lines, start, end, max_chars, protected)
     assert pack_windows(lines, start, end, max_chars, protected) == expected
+
+
+_ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*[ \t]*$""")
+
+
+def _plain_adornment(line: str) -> str | None:
+    return line[0] if _ADORNMENT.match(line) else None
+
+
+def _plain_rst_headings(lines: list[str]) -> list[Heading]:
+    """`find_rst_headings` as it was written first: every line looked at in turn."""
+    headings: list[Heading] = []
+    styles: list[tuple[str, bool]] = []
+
+    def heading(style: tuple[str, bool], start: int, end: int, raw: str) -> Heading:
+        if style not in styles:
+            styles.append(style)
+        return Heading(start, end, styles.index(style) + 1, _plain_title_text(raw))
+
+    i, count = 0, len(lines)
+    while i < count:
+        if i and not is_blank(lines[i - 1]):
+            i += 1
+            continue
+        line = lines[i]
+        char = _plain_adornment(line)
+        if char and i + 2 < count and not is_blank(lines[i + 1]):
+            title, under = lines[i + 1], lines[i + 2]
+            width = len(line.rstrip())
+            if _plain_adornment(under) == char and len(under.rstrip()) == width >= len(
+                title.strip()
+            ):
+                headings.append(heading((char, True), i, i + 3, title))
+                i += 3
+                continue
+        if not is_blank(line) and not line[0].isspace() and char is None and i + 1 < count:
+            under_char = _plain_adornment(lines[i + 1])
+            if under_char and len(lines[i + 1].rstrip()) >= min(len(line.rstrip()), 3):
+                headings.append(heading((under_char, False), i, i + 2, line))
+                i += 2
+                continue
+        i += 1
+    return headings
+
+
+_ROLE = re.compile(r":[\w\-+:.]+:`([^`]*)`")
+_INLINE_MARKUP = re.compile(r"``|\*\*|`_{0,2}|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
+
+
+def _plain_title_text(raw: str) -> str:
+    return _INLINE_MARKUP.sub("", _ROLE.sub(r"\1", raw.strip())).strip()
+
+
+_RST_LINES = [
+    "", " ", "\t", "\x0c", "\r", "\u3000", "Title", "Install guide", " indented", "x", "=====",
+    "===", "==", "=", "-----", "~~~~~ ", "=====\t", "====\r", "=-=-=", "#", "**", ":ref:`a`",
+    "``code`` *em*", ".. _label:", "+---+", "\\\\\\",
+]  # fmt: skip
+_rst_lines = st.lists(
+    st.sampled_from(_RST_LINES)
+    | st.text(alphabet="=-~ #*`:\tab\r\x0c", max_size=8)
+    | st.text(max_size=8),
+    max_size=40,
+)
+
+
+@settings(max_examples=600)
+@given(_rst_lines)
+@example(["", "=====", "Title", "-----", "", "Next", "=====", "x", "", "===", "Title", "==="])
+@example(["Title", "==", "", "=====", "Over long title", "=====", "", "-----", "", "-----"])
+def test_rst_headings_are_the_ones_a_line_by_line_scan_finds(lines: list[str]) -> None:
+    lines = split_lines("\n".join(lines))  # no line holds a newline, as the slicer's never do
+    assert find_rst_headings(lines) == _plain_rst_headings(lines)
+    assert adornment_rows(lines) == [i for i, line in enumerate(lines) if _plain_adornment(line)]
+
+
+@given(st.text(alphabet="ab :`*_\\", max_size=20) | st.text(max_size=20))
+def test_rst_title_text_is_the_markup_free_text(raw: str) -> None:
+    assert _title_text(raw) == _plain_title_text(raw)
+
+
+@given(st.text(max_size=20) | st.text(alphabet=string.printable, max_size=20))
+def test_docutils_id_of_ascii_text_is_its_normalized_form(text: str) -> None:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    ident = re.sub(r"^[^a-z]+", "", re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-"))
+    assert docutils_id(text) == (ident or "section")
+
+
+def _plain_make_slice(lines: list[str], span: LineSpan) -> Slice | None:
+    """`make_slice` as it was written first: every label capped, the content tested again."""
+    start, end = span.start, span.end
+    if span.cols is not None:
+        content = lines[start][span.cols[0] : span.cols[1]]
+        end = start + 1
+    else:
+        while start < end and is_blank(lines[start]):
+            start += 1
+        while end > start and is_blank(lines[end - 1]):
+            end -= 1
+        content = "\n".join(lines[start:end])
+    if start >= end or is_blank(content):
+        return None
+    return Slice(
+        content=content,
+        start_line=start + 1,
+        end_line=end,
+        title=cap_title(span.title),
+        section=tuple(cap_label(entry) for entry in span.section),
+        anchor=span.anchor[:ANCHOR_MAX] if span.anchor else span.anchor,
+        symbol=cap_label(span.symbol) if span.symbol else span.symbol,
+        meta=span.meta,
+    )
+
+
+_labels = st.text(max_size=4) | st.text(
+    alphabet="ab ", min_size=TITLE_MAX - 2, max_size=TITLE_MAX + 3
+)
+
+
+@settings(max_examples=400)
+@given(
+    _window_lines.filter(bool),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.none() | st.tuples(st.integers(0, 80), st.integers(0, 80)),
+    _labels,
+    st.lists(_labels, max_size=3).map(tuple),
+)
+def test_slices_are_the_slices_the_plain_cut_gives(lines, a, b, cols, title, section) -> None:
+    start = min(a, len(lines) - 1)
+    end = start + 1 if cols is not None else min(max(a, b), len(lines))
+    span = LineSpan(start, end, title=title, section=section, anchor="x", cols=cols)
+    assert make_slice(lines, span) == _plain_make_slice(lines, span)
+
+
+_BLOCK_STARTS = (_FENCE, _ATX, _SETEXT, _THEMATIC, _LIST_ITEM, _BLOCKQUOTE)
+
+
+@settings(max_examples=600)
+@given(
+    st.text(alphabet=" \t", max_size=5),
+    st.sampled_from("`~#=-*_+<>1.[!/|\u3000\x0c²") | st.characters(),
+    st.text(alphabet="`~#=-*_+<>! abc1.)\t", max_size=8) | st.text(max_size=8),
+)
+def test_markdown_lines_without_a_marker_open_no_block(indent: str, first: str, rest: str) -> None:
+    line = indent + first + rest
+    if first in " \t\n" or first in _BLOCK_MARKERS or first.isdecimal():
+        return
+    assert not any(pattern.match(line) for pattern in _BLOCK_STARTS)
+    assert _html_block(line, can_interrupt=True) is None
+
+
+def _plain_front_matter_title(body: str, *, yaml: bool) -> str | None:
+    try:
+        data = YAML(typ="safe", pure=True).load(body) if yaml else tomllib.loads(body)
+    except Exception:
+        return None
+    if isinstance(data, dict):
+        title = data.get("title")
+        if isinstance(title, str | int | float) and str(title).strip():
+            return str(title).strip()
+    return None
+
+
+_front_matter_keys = st.sampled_from(["title", "Title", "name", '"ti\\u0074le"', "'title'", "t"])
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(_front_matter_keys, st.text(alphabet="ab #:", max_size=4)), max_size=3),
+    st.booleans(),
+)
+def test_front_matter_title_is_the_parsed_title(rows: list[tuple[str, str]], yaml: bool) -> None:
+    form = "{}: {}" if yaml else '{} = "{}"'
+    body = "\n".join(form.format(key, value) for key, value in rows)
+    assert _front_matter_title(body, yaml=yaml) == _plain_front_matter_title(body, yaml=yaml)

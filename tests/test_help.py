@@ -7,6 +7,7 @@ usage line, help on every option and argument, one name per concept, and the def
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import re
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer._click.exceptions import ClickException
 
-from flatten.cli.app import COMMANDS, app
+from flatten.cli.app import COMMANDS, SUMMARIES, app
 from tests.conftest import PROJECT
 
 _STRAY_DOT = re.compile(r"\S \.(?:\s|$)")
@@ -203,27 +204,46 @@ def test_plain_coercion_takes_and_refuses_exactly_what_typers_own_does(which, va
         assert isinstance(plain, PlainRuntimeParam)
 
 
-def test_a_command_starts_without_pydantic_and_flatten_without_the_index(tmp_path):
+def test_a_command_starts_with_only_what_it_needs(tmp_path):
     """Typer would import pydantic to coerce the options' defaults (a quarter of a small run),
-    and every command's module would come in at start-up (a flatten needs none of the index's)."""
+    and every command's module would come in at start-up: a flatten needs none of the index's,
+    the app's --help no command's (its list is `SUMMARIES`). A flatten of a folder without a
+    .gitignore loads no pathspec, nor the clone's module, and one that writes no --report not
+    the summary's classes; a failed one prints its error without the search results' modules."""
     (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    (tmp_path / "empty").mkdir()
     check = (
         "import sys\n"
         "from flatten.cli.app import main\n"
+        "unwanted = sys.argv.pop(1).split(',')\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "assert 'pydantic' not in sys.modules, 'pydantic was imported'\n"
-        "index = sorted(m for m in sys.modules if m.split('.')[0] == 'index')\n"
-        "assert not (sys.argv[1:2] == ['flatten'] and index), index\n"
+        "loaded = sorted(m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted)\n"
+        "assert not loaded, loaded\n"
     )
-    for args in (
-        ["--help"],
-        ["flatten", "--help"],
-        ["search", "--help"],
-        ["flatten", "--root", str(tmp_path), "-q", "-o", str(tmp_path / "out.jsonl")],
+    commands = sorted({f"flatten.cli.{target.partition(':')[0]}" for _n, target, _s in COMMANDS})
+    flatten_run = ["flatten", "--root", str(tmp_path), "-q", "-o", str(tmp_path / "out.jsonl")]
+    for args, unwanted in (
+        (["--help"], ["pydantic", "index", *commands]),
+        (["flatten", "--help"], ["pydantic", "index"]),
+        (["search", "--help"], ["pydantic"]),
+        (flatten_run, ["pydantic", "index", "pathspec", "flatten.summary", "flatten.sources.repo"]),
+        (["flatten", "--root", str(tmp_path / "empty")], ["index.results", "index.citations"]),
     ):
-        proc = subprocess.run([sys.executable, "-c", check, *args], capture_output=True,
-                              text=True, timeout=60, cwd=PROJECT)  # fmt: skip
+        proc = subprocess.run([sys.executable, "-c", check, ",".join(unwanted), *args],
+                              capture_output=True, text=True, timeout=60, cwd=PROJECT)  # fmt: skip
         assert proc.returncode == 0, (args, proc.stderr)
+    assert (tmp_path / "out.jsonl").read_text().count("\n") == 1  # the run did run
+
+
+def test_the_apps_command_list_is_each_commands_docstring_summary():
+    """`SUMMARIES` (the app's --help draws its list from it, without building the commands) says
+    what each command's docstring says first, on one line, for every command in order."""
+    assert list(SUMMARIES) == [name for name, _target, _settings in COMMANDS]
+    for name, target, _settings in COMMANDS:
+        module, _, function = target.partition(":")
+        doc = getattr(importlib.import_module(f"flatten.cli.{module}"), function).__doc__
+        first_paragraph = (doc or "").strip().split("\n\n", 1)[0]
+        assert SUMMARIES[name] == " ".join(first_paragraph.split()), name
 
 
 if __name__ == "__main__":

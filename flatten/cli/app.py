@@ -8,13 +8,14 @@ to do; no traceback reaches the user.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from flatten._version import __version__
 from flatten.cli.help import Command, command_class, readable_params
@@ -47,11 +48,37 @@ COMMANDS: list[tuple[str, str, dict[str, Any]]] = [
 ]  # fmt: skip
 
 
-def _summary(command: Callable[..., Any]) -> str | None:
-    """The first paragraph of a command's docstring on one line, for the app's command list
-    (rich keeps the docstring's own line breaks, which cut a sentence in the middle)."""
-    paragraph = (command.__doc__ or "").strip().split("\n\n", 1)[0]
-    return " ".join(paragraph.split()) or None
+# Each command's line in the app's --help: its docstring's first paragraph, on one line (rich
+# keeps a docstring's own line breaks, which cut a sentence in the middle). Written out, not
+# read from the docstrings, so the list is drawn without importing every command's module and
+# building every command (the index's modules among them: nearly 40% of `--help`'s work);
+# tests/test_help.py checks each against its docstring.
+SUMMARIES: dict[str, str] = {
+    "flatten": "Flatten a folder, a git repository or a docs site into JSONL records, one per "
+    "slice.",
+    "pack": "Pack a folder, a git repository or a docs site into ONE markdown or XML file for a "
+    "prompt: a directory tree, then every slice under its path and line range.",
+    "index": "Load JSONL records (ours or foreign) or folders into the index, incrementally.",
+    "ingest": "Flatten a folder, repository or docs site and index it: the one-liner for CI.",
+    "drop": "Remove a corpus from the index: its documents, chunks and text (vectors stay, keyed "
+    "by content, for any corpus to reuse). A load never empties a corpus; this does, when asked.",
+    "search": "Ranked search with citations: BM25, fused with vectors when embeddings are "
+    "configured.",
+    "eval": "Retrieval quality of the index against relevance judgments: nDCG@k, Recall@k, MRR, "
+    "hit@k.",
+    "match": "The complete list of documents containing the words (empty means: not there).",
+    "words": "Vocabulary: each word, its stem, documents with the exact word and with any form.",
+    "sources": "Indexed documents with chunk counts, last indexed, and their mapped citation.",
+    "show": "One chunk by its token.",
+    "get": "A whole document, in pages of about 12,000 characters (--all: in one).",
+    "toc": "Table of contents: documents and their sections.",
+    "card": "A deterministic, budget-bounded index card for an agent's prompt.",
+    "stats": "Corpora, documents, chunks, kinds, size of the index, and its vectors if any.",
+    "doctor": "Check the store (schema, text index, vectors, corpora; the server on PostgreSQL) "
+    "and probe the embeddings server: reachable, model, dimension, normalised, latency per batch.",
+    "config": "Check docs-flatten.yaml (or --config FILE): unknown keys and bad values are errors.",
+    "mcp": "Serve the index read-only over MCP (stdio by default) for agents and IDEs.",
+}
 
 
 class _Commands(Mapping[str, Any]):
@@ -69,7 +96,7 @@ class _Commands(Mapping[str, Any]):
             command = getattr(importlib.import_module(f"flatten.cli.{module}"), function)
             # A Typer of its own only to record the command as `app.command` would.
             holder = typer.Typer()
-            holder.command(name, **{"cls": Command, "short_help": _summary(command), **settings})(
+            holder.command(name, **{"cls": Command, "short_help": SUMMARIES[name], **settings})(
                 reports_errors(command)
             )
             self._built[name] = typer.main.get_command_from_info(
@@ -96,6 +123,14 @@ class _App(TyperGroup):
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)  # the names alone: typer's would build every command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The app's help, its command list drawn from names and summaries alone (`SUMMARIES`):
+        typer would build every command, importing every command's module, for one line each."""
+        listing = copy.copy(self)
+        listing.commands = {name: TyperCommand(name, short_help=SUMMARIES[name])
+                            for name in self.commands}  # fmt: skip
+        super(_App, listing).format_help(ctx, formatter)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return readable_params(super().get_params(ctx))

@@ -20,7 +20,6 @@ import typer
 from flatten.errors import FlattenError
 from flatten.jsonform import to_json
 from index.errors import QueryError
-from index.results import REQUESTED, Tier, TierUsed
 from index.text import clean, clean_json, one_line
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
     from index.documents import ChunkView, MatchedDocument, Page, SourceInfo, TocEntry, Word
     from index.health import Diagnosis, StoreHealth
-    from index.results import Ranking, SearchResponse
+    from index.results import Ranking, SearchResponse, TierUsed
     from index.vectors.client import DoctorReport
 
 
@@ -117,6 +116,10 @@ def json_line(data: Any) -> None:
 
 def tier_text(used: TierUsed) -> str:
     """The tier line: which tier a ranked search ran at, and why (worded here, and only here)."""
+    # Here, not at the top: a failed flatten prints its error through this module, and needs
+    # neither the results' module nor the citations under it.
+    from index.results import REQUESTED, Tier
+
     if used.degraded:
         return f"tier: hybrid -> DEGRADED to lexical ({used.reason})"
     if used.name == Tier.LEXICAL:

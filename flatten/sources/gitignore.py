@@ -21,9 +21,6 @@ import pathspec
 import re2
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-# git itself ignores .gitignore files over 100 MiB ("ignoring excessively large pattern file").
-GITIGNORE_MAX_SIZE = 100 << 20
-
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a refused pattern is reported by us, not logged to stderr by RE2
 

@@ -18,8 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from flatten.classify import NOISE_DIRS, noise_dir, path_skip_reason
 from flatten.content import Unreadable, read_snapshot
@@ -27,7 +26,12 @@ from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip, escape_name
 from flatten.sources.gitcmd import GitResult, git_available, run_git, run_git_all, strip_credentials
-from flatten.sources.gitignore import GITIGNORE_MAX_SIZE, compile_gitignore
+
+if TYPE_CHECKING:
+    import pathspec
+
+# git itself ignores .gitignore files over 100 MiB ("ignoring excessively large pattern file").
+GITIGNORE_MAX_SIZE = 100 << 20
 
 
 def resolve_root(root: str | os.PathLike[str]) -> Path:
@@ -268,6 +272,10 @@ class _IgnoreRules:
             if exc.reason != "missing":
                 self.given_up.append(Skip(inner, f"gitignore-{exc.reason}", exc.detail, files=0))
             return
+        # pathspec loads for a tree that has a .gitignore: a git work tree is listed by git, and
+        # many walked folders have none (pathspec is 7% of a one-file run's instructions).
+        from flatten.sources.gitignore import compile_gitignore
+
         lines = data.decode("utf-8", "replace").splitlines()
         spec, refused = compile_gitignore(lines)
         for r in refused:
