@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flatten.record import json_line
-from flatten.secrets import _FOLDED, _PLAIN
+from flatten.secrets.scan import NEEDLES, Scan
 from slicers.base import (
     ANCHOR_MAX,
     TITLE_MAX,
@@ -105,19 +105,31 @@ def test_json_line_refuses_a_lone_surrogate_as_json_does() -> None:
 
 
 _needle_text = st.lists(
-    st.sampled_from([*_PLAIN.needles, *_FOLDED.needles]) | st.text(max_size=6), max_size=12
+    st.sampled_from([n.upper() for n, _ in NEEDLES.needles] + [n for n, _ in NEEDLES.needles])
+    | st.sampled_from(["\u212a", "\u0130", "\u0131", "\u017f", "\ud800", "é"])  # odd cases
+    | st.text(max_size=6),
+    max_size=12,
 ).map("".join)
+
+
+def _lower_cased(text: str) -> str:
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return text.translate(str.maketrans(string.ascii_uppercase, string.ascii_lowercase))
 
 
 @settings(max_examples=400)
 @given(_needle_text)
-def test_needle_sets_find_exactly_the_needles_substring_search_finds(text: str) -> None:
-    for needles in (_PLAIN, _FOLDED):
-        assert needles.present(text) == {n for n in needles.needles if n in text}
+def test_the_needle_set_finds_exactly_what_substring_search_finds(text: str) -> None:
+    """Plain needles as written, folded ones in the lower-cased text the patterns fold to."""
+    folded = _lower_cased(text)
+    expected = {(n, fold) for n, fold in NEEDLES.needles if n in (folded if fold else text)}
+    assert Scan(text).found == expected
 
 
-def test_needle_set_reads_text_with_a_lone_surrogate() -> None:
-    assert _PLAIN.present("\ud800 sk-") == {"sk-"}
+def test_the_needle_set_reads_text_with_a_lone_surrogate() -> None:
+    assert Scan("\ud800 sk- \u212aEY").found >= {("sk-", False), ("key", True)}
 
 
 @given(st.lists(st.text(max_size=5), max_size=10), st.integers(-3, 12), st.integers(-3, 12))

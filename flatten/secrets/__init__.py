@@ -12,60 +12,22 @@ from __future__ import annotations
 
 import heapq
 import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
-
-import re2
 
 from flatten.errors import UsageError
 from flatten.secrets.blocks import k8s_secret_spans, private_key_spans
 from flatten.secrets.patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
 from flatten.secrets.placeholders import is_non_value, is_placeholder, is_plain_words
+from flatten.secrets.scan import GATES, Scan
+from flatten.secrets.scan import RE2_TRIGGERS as RE2_TRIGGERS  # the triggers RE2 searches
 
 REDACTION_MARK = "[REDACTED:"
 _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _LINE_BREAK = re.compile(f"[{re.escape(LINE_BREAKS)}]")
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-
-
-class _NeedleSet:
-    """Which of many literal needles occur in a text, found in one linear pass (an RE2 set)
-    instead of one substring scan per needle."""
-
-    def __init__(self, needles: Iterable[str]) -> None:
-        self.needles = tuple(sorted(set(needles)))
-        self._set = re2.Set.SearchSet()
-        for needle in self.needles:
-            self._set.Add(re2.escape(needle))
-        self._set.Compile()
-
-    def present(self, text: str) -> frozenset[str]:
-        # Needles are ASCII, and ASCII bytes occur in UTF-8 only as those characters, so a
-        # byte search finds exactly the substrings; surrogatepass keeps odd text searchable.
-        hits = self._set.Match(text.encode("utf-8", "surrogatepass"))
-        return frozenset(self.needles[i] for i in hits or ())
-
-
-# Triggers RE2 reads as Python's re does on ASCII text: no \s, \d or \b (whose ASCII
-# classes differ: Python's \s takes \v and \x1c-\x1f) and no look-around; \w is [0-9A-Za-z_] in
-# both there. Searched as bytes in one linear pass, where re tries their alternations at every
-# position (the assignment trigger was most of redaction's time).
-_RE2_UNSAFE = re.compile(r"\\[sSdDbB]|\(\?<|\(\?=|\(\?!")
-RE2_TRIGGERS: dict[re.Pattern[str], Any] = {
-    p.trigger: re2.compile(p.trigger.pattern.encode("ascii"))
-    for p in PATTERNS
-    if p.trigger is not None and p.trigger.pattern.isascii()
-    and not _RE2_UNSAFE.search(p.trigger.pattern)
-}  # fmt: skip
-
-_BLOCK_NEEDLES = ("PRIVATE KEY", "Secret", "ata")
-_PLAIN = _NeedleSet([*_BLOCK_NEEDLES, *(n for p in PATTERNS if not p.fold for n in p.needles)])
-_FOLDED = _NeedleSet(n for p in PATTERNS if p.fold for n in p.needles)
 
 
 @dataclass(frozen=True)
@@ -170,14 +132,15 @@ def find_secrets(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[Findi
 
 def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
     """Groups of findings, highest priority first."""
-    scan = _Scan(text)
-    if scan.has("PRIVATE KEY"):
-        yield _findings("private-key", text, private_key_spans(text), rules)
-    if scan.has("Secret") and scan.has("ata"):
-        yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
-    for pattern in PATTERNS:
-        if scan.has_any(pattern.needles, pattern.fold):
-            yield list(_pattern_findings(pattern, scan, rules))
+    scan = Scan(text)
+    if scan.found:
+        if scan.has("PRIVATE KEY"):
+            yield _findings("private-key", text, private_key_spans(text), rules)
+        if scan.has("Secret") and scan.has("ata"):
+            yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
+        for pattern, gate in zip(PATTERNS, GATES, strict=True):
+            if not gate.isdisjoint(scan.found):
+                yield list(_pattern_findings(pattern, scan, rules))
     for custom in rules.patterns:
         yield list(_custom_findings(custom, text, rules))
 
@@ -190,60 +153,8 @@ def _findings(kind: str, text: str, spans: Iterable[Any], rules: RedactionRules)
     ]
 
 
-class _Scan:
-    """One text under scan, with what several patterns share computed once: the case-folded
-    text, which needles occur, and the lines a trigger points at."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        folded = text.lower()  # may lengthen a few non-ASCII letters: then fold ASCII only
-        self.folded = folded if len(folded) == len(text) else text.translate(_ASCII_LOWER)
-        self._plain = _PLAIN.present(text)
-        self._folded: frozenset[str] | None = None  # found on first use
-        self._lines: dict[re.Pattern[str], list[tuple[int, int]]] = {}
-
-    @cached_property
-    def _ascii(self) -> bytes | None:
-        """The folded text as bytes when it is ASCII (offsets in bytes are then offsets in
-        characters); made only for a text an RE2 trigger is asked about."""
-        return self.folded.encode("ascii") if self.text.isascii() else None
-
-    def has(self, needle: str) -> bool:
-        """Whether `needle`, one of the plain needles, occurs in the text."""
-        return needle in self._plain
-
-    def has_any(self, needles: tuple[str, ...], fold: bool) -> bool:
-        if not fold:
-            return not self._plain.isdisjoint(needles)
-        if self._folded is None:
-            self._folded = _FOLDED.present(self.folded)
-        return not self._folded.isdisjoint(needles)
-
-    def matches(self, pattern: TokenPattern) -> Iterator[re.Match[str]]:
-        if pattern.trigger is None:
-            yield from pattern.regex.finditer(self.text)
-            return
-        if pattern.trigger not in self._lines:
-            self._lines[pattern.trigger] = list(self._lines_hit(pattern.trigger))
-        for start, end in self._lines[pattern.trigger]:
-            yield from pattern.regex.finditer(self.text, start, end)
-
-    def _lines_hit(self, trigger: re.Pattern[str]) -> Iterator[tuple[int, int]]:
-        done = 0
-        fast = RE2_TRIGGERS.get(trigger)
-        text = self._ascii if fast is not None else None
-        hits = fast.finditer(text) if text is not None else trigger.finditer(self.folded)
-        for hit in hits:
-            if hit.start() < done:
-                continue
-            start = self.text.rfind("\n", 0, hit.start()) + 1
-            done = self.text.find("\n", hit.end())
-            done = len(self.text) if done < 0 else done
-            yield start, done
-
-
 def _pattern_findings(
-    pattern: TokenPattern, scan: _Scan, rules: RedactionRules
+    pattern: TokenPattern, scan: Scan, rules: RedactionRules
 ) -> Iterator[Finding]:
     text = scan.text
     for match in scan.matches(pattern):

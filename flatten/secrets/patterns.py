@@ -43,6 +43,9 @@ class TokenPattern:
     # Where a slow pattern may match, found fast in the case-folded text; the pattern then runs
     # on those lines only (a pass of a literal-led regex costs a fraction of a full match).
     trigger: re.Pattern[str] | None = None
+    # On a trigger's line, what any match of this pattern holds (in the lower-cased line): a
+    # line without it is skipped before the pattern runs there (RE2, ASCII lines only).
+    line_check: str | None = None
     assignment: bool = False  # a bare value may be a non-value (`true`) or code (`os.environ`)
     context: tuple[str, ...] = ()  # one must occur shortly before the match (`curl` for `-u`)
     # The value is whatever its writer typed (a password, not a vendor's token format), so one
@@ -59,7 +62,8 @@ def _p(
 
 _ASSIGN_NEEDLES = ("pass", "secret", "token", "key", "credential")
 # Every assignment pattern below ends its key with one of these words, then a separator.
-_ASSIGN_TRIGGER = r"(?:password|passwd|passphrase|secret|token|credentials?|key)[\"']?[ \t]*[:=]"
+_ASSIGN_WORD = r"(?:password|passwd|passphrase|secret|token|credentials?|key)"
+_ASSIGN_TRIGGER = rf"{_ASSIGN_WORD}[\"']?[ \t]*[:=]"
 
 # Order is priority: where two matches overlap, the earlier pattern wins.
 PATTERNS: tuple[TokenPattern, ...] = (
@@ -88,7 +92,8 @@ PATTERNS: tuple[TokenPattern, ...] = (
        r"(?i)\bauthorization[ \t]*:[ \t]*(?:bearer|basic|token|bot)[ \t]+"
        r"(?P<secret>[^\s\"'`]+)", fold=True, trigger="authorization", typed=True),
     _p("npmrc-auth", ("_auth", "_password"),
-       rf"(?m)(?:^[ \t]*|:)(?:_authToken|_auth|_password)[ \t]*=[ \t]*{_VALUE}", typed=True),
+       rf"(?m)(?:^[ \t]*|:)(?:_authToken|_auth|_password)[ \t]*=[ \t]*{_VALUE}",
+       trigger=r"_auth(?:token)?[ \t]*=|_password[ \t]*=", typed=True),
     _p("cli-password", ("mysql", "mariadb"), r"(?<=[ \t])-p(?P<secret>[^\s\"'`-][^\s\"'`]*)",
        context=("mysql", "mariadb"), trigger="-p", typed=True),
     _p("cli-password", ("login", "sshpass"), rf"(?<=[ \t])-p[ \t]+{_CLI_VALUE}",
@@ -106,19 +111,23 @@ PATTERNS: tuple[TokenPattern, ...] = (
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*:[ \t]*(?:{_QUOTED}"
        rf"|(?P<bare>[^\s\"'`#][^\s\"'`]*)(?=[ \t]*(?:[ \t]\#[^{_NL}]*)?$))",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER,
+       line_check=rf"{_ASSIGN_WORD}[\"']?[ \t]*:", typed=True),
     # `db.password=x`, `export DB_PASSWORD=x`, `password = "x"`, `token := x` at a line start.
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im){_LINE_HEAD}[\"']?{_KEY}[\"']?[ \t]*(?::=|=>|=)[ \t]*(?!=){_VALUE}",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER,
+       line_check=rf"{_ASSIGN_WORD}[\"']?[ \t]*:?=", typed=True),
     # Mid-line: a quoted value (`"password": "x"`, `connect(password="x")`) ...
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"""(?i)(?<![\w.-])["']?{_KEY}["']?{_SEP}{_QUOTED}""",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER,
+       line_check=rf"""{_ASSIGN_WORD}["']?[ \t]*(?::=|=>|[:=])[ \t]*["']""", typed=True),
     # ... or `key=value` with no spaces (`--password=x`, `?token=x&`, `PGPASSWORD=x psql`).
     _p("password-assignment", _ASSIGN_NEEDLES,
        rf"(?im)(?:(?<=[\s?&;,(])|^)(?:--?)?{_KEY}=(?!=)(?P<bare>[^\s\"'`&]+)",
-       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER, typed=True),
+       fold=True, assignment=True, trigger=_ASSIGN_TRIGGER,
+       line_check=rf"{_ASSIGN_WORD}=[^= \t\"'`&]", typed=True),
 )  # fmt: skip
 
 VALUE_GROUPS = ("secret", "password", "dq", "sq", "bare")
