@@ -41,16 +41,25 @@ _FRAGMENT = re.compile(
     re.M,
 )
 
+# A schema of one scalar (`type: string` + `format: uuid`) or a parameter (`in: path`) has no key
+# above: its key's value names it. `type: module` (package.json) or `type: Opaque` do not.
+_VALUED = (
+    r"type[\"']?[ \t]*:[ \t]*(?:\[[ \t]*)?[\"']?(?:string|integer|number|boolean|object|array|null)"
+    r"|in[\"']?[ \t]*:[ \t]*[\"']?(?:path|query|header|cookie|body|formData)"
+)
+_VALUED_KEY = re.compile(
+    rf"^(?:[\"']?|[ \t]{{0,4}}\"|\{{\")(?:{_VALUED})[\"']?[ \t]*(?:[,#}}\]]|$)", re.M
+)
 
 # Any key of a piece, for minified JSON (see looks_like_fragment).
-_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:")
+_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:|\"(?:{_VALUED})\"")
 
 
 def looks_like_fragment(text: str) -> bool:
     """A cheap look: a top-level key of a path item, an operation or a schema. Minified JSON
     keeps its keys on one line in any order (`{"parameters":[...],"get":...}`, a schema that
     opens with `title`), so there such a key anywhere will do."""
-    if _FRAGMENT.search(text) is not None:
+    if _FRAGMENT.search(text) is not None or _VALUED_KEY.search(text) is not None:
         return True
     body = text.strip()
     return body[:1] == "{" and "\n" not in body and _FRAGMENT_KEY.search(body) is not None
