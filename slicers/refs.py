@@ -29,11 +29,14 @@ _PROPERTY_MAPS = frozenset(("properties", "patternProperties"))
 # Top-level keys of the pieces a split spec is made of: path items, operations, schemas, and
 # AsyncAPI's channels (2.x publish/subscribe, 3.x address/messages), operations (`action`) and
 # messages (`payload`). Not `type` or `parameters` alone: package.json and many configs have
-# those. A key that also names a config's only costs a look at the directories above it.
+# those (`type` counts with a schema's value, below). A key that also names a config's only
+# costs a look: the directories above it, and once per run a walk of the root for specs.
 _FRAGMENT_KEYS = (
     "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
     "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
     "|publish|subscribe|address|messages|action|payload"
+    # Responses, request bodies, headers and parameters in their own files (components/...).
+    "|content|schema|headers"
 )
 _FRAGMENT = re.compile(
     rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"

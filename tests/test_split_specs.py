@@ -355,11 +355,12 @@ def test_a_root_of_referenced_path_items_is_sliced_per_route(tmp_path):
                       "GET /special-events/{eventId}"]  # fmt: skip
 
 
-def test_a_scalar_schema_or_a_parameter_file_is_a_piece_when_a_spec_refers_to_it(tmp_path):
+def test_a_scalar_schema_a_parameter_or_a_response_file_is_a_piece_when_referred(tmp_path):
     spec = (
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /users/{id}:\n"
         "    parameters:\n      - $ref: components/parameters/Id.yaml\n"
-        "    get:\n      responses: {}\ncomponents:\n  schemas:\n"
+        "    get:\n      responses:\n        '404':\n"
+        "          $ref: components/responses/NotFound.yaml\ncomponents:\n  schemas:\n"
         "    Id:\n      $ref: components/schemas/Id.yaml\n"
         "    Count:\n      $ref: components/schemas/Count.json\n"
     )
@@ -368,6 +369,8 @@ def test_a_scalar_schema_or_a_parameter_file_is_a_piece_when_a_spec_refers_to_it
         "components/schemas/Id.yaml": "type: string\nformat: uuid\n",
         "components/schemas/Count.json": '{\n  "type": "integer",\n  "format": "int64"\n}\n',
         "components/parameters/Id.yaml": "name: id\nin: path\nrequired: true\n",
+        "components/responses/NotFound.yaml": "description: Not found\ncontent:\n"
+        "  application/json:\n    schema:\n      $ref: ../schemas/Id.yaml\n",
         "components/schemas/Unused.yaml": "type: string\n",  # no spec refers to it
         "package.yaml": "type: module\n",
     })  # fmt: skip
@@ -375,6 +378,7 @@ def test_a_scalar_schema_or_a_parameter_file_is_a_piece_when_a_spec_refers_to_it
     assert titles["components/schemas/Id.yaml"] == "schema Id"
     assert titles["components/schemas/Count.json"] == "schema Count"
     assert "components/parameters/Id.yaml" in titles
+    assert "components/responses/NotFound.yaml" in titles
     assert "components/schemas/Unused.yaml" not in titles and "package.yaml" not in titles
 
 
@@ -385,6 +389,7 @@ def test_a_scalar_schema_or_a_parameter_file_is_a_piece_when_a_spec_refers_to_it
         ("type: [string, 'null']\n", True),
         ('{"type":"string","format":"uuid"}', True),
         ("name: id\nin: query\n", True),
+        ("description: Not found\ncontent:\n  application/json: {}\n", True),
         ("type: module\n", False),  # package.yaml
         ('{\n  "name": "x",\n  "type": "module"\n}\n', False),  # package.json
         ("kind: Secret\ntype: Opaque\n", False),
