@@ -400,3 +400,20 @@ def test_a_piece_is_known_by_a_schema_type_or_a_parameter_location(text, expecte
     from slicers.refs import looks_like_fragment
 
     assert looks_like_fragment(text) is expected
+
+
+def test_the_walk_for_specs_skips_noise_folders_and_stops_at_its_bound(tmp_path, monkeypatch):
+    """A spec vendored in node_modules/ makes nothing of ours docs; the walk sniffs at most
+    MAX_TREE_SNIFFS files (sorted: the same ones each run)."""
+    from flatten import spec_files
+
+    spec = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+    spec += "  /orphan:\n    $ref: ../../shared/orphan.yaml\n"
+    root = tmp_path / "root"
+    write(root, {**SIBLING_TREE, "node_modules/pkg/openapi.yaml": spec})
+    assert "shared/orphan.yaml" not in {r["source"] for r in flatten(root, "--kind", "docs")}
+    write(root, {"vendored/pkg/openapi.yaml": spec})
+    run = str(root)
+    assert spec_files.referring_title(run, run, "shared/orphan.yaml", 1 << 20) == "/orphan"
+    monkeypatch.setattr(spec_files, "MAX_TREE_SNIFFS", 3)  # api/'s three files, not vendored/
+    assert spec_files.referring_title(run + "-capped", run, "shared/orphan.yaml", 1 << 20) is None
