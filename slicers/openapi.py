@@ -8,6 +8,7 @@ Slices, in file order:
 - the top-level keys that are not paths or schemas (`openapi`, `info`, `servers`, `tags`...),
   a run of them as one slice titled from `info` (`info: Swagger Petstore 1.0.0`);
 - one per operation, `GET /pets/{petId}`, with the schemas it references as a record field;
+  a path item that is only a `$ref` (its operations in another file) one per route, `/pets`;
 - one per schema, `schema Pet` (`components.schemas`, `definitions`, `$defs`); other component
   sections (`components.responses`...) one each.
 
