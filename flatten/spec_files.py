@@ -7,6 +7,12 @@ below the root are read, each with `read_snapshot` (never through a symbolic lin
 size limit), each once (a cycle of references ends), and at most MAX_FILES parsed from one
 directory, its own specs included.
 
+A piece need not sit below its spec: `api/openapi.yaml` may refer to `../shared/Error.yaml`. When
+no spec at or above a piece's directory refers to it, the specs anywhere in the root are read once
+per run (`_tree_refs`): directories walked in sorted order, never through a symbolic link, never
+into hidden or noise directories (`node_modules/`, `build/`), at most MAX_TREE_SNIFFS files
+sniffed and MAX_FILES specs and pieces parsed.
+
 The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
 one spec): `run` names the run, and a new one starts afresh.
 """
@@ -18,12 +24,14 @@ import posixpath
 from collections import deque
 from dataclasses import dataclass, field
 
-from flatten.classify import SPEC_SUFFIXES, suffix_of
+from flatten.classify import NOISE_DIRS, SPEC_SUFFIXES, suffix_of
 from flatten.content import Unreadable, decode, read_snapshot
 from slicers.openapi import parse_spec, sniff_spec
 from slicers.refs import local_refs
 
 MAX_FILES = 2000
+# JSON/YAML files sniffed in the walk of the whole root (a cheap look each, but a read).
+MAX_TREE_SNIFFS = 20_000
 
 
 @dataclass
@@ -31,28 +39,80 @@ class _RunCache:
     run: str = ""
     # (root, directory, limit) -> each file the directory's specs refer to -> its title.
     entries: dict[tuple[str, str, int], dict[str, str]] = field(default_factory=dict)
+    # (root, limit) -> each file the specs anywhere in the root refer to -> its title.
+    trees: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
 
 
 _cache = _RunCache()
 
 
 def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
-    """The title a spec at or above `inner`'s directory gives it ("" when the spec refers to it
-    without a role), or None when no spec refers to it."""
+    """The title a spec gives `inner` ("" when the spec refers to it without a role), or None
+    when no spec refers to it. The nearest spec wins: those at or above its directory first,
+    then those anywhere in the root (a sibling directory's `../shared/x.yaml`)."""
     directory = posixpath.dirname(inner)
     while True:
         title = _refs_from(run, root, directory, limit).get(inner)
         if title is not None:
             return title
         if not directory:
-            return None
+            break
         directory = posixpath.dirname(directory)
+    return _tree_refs(run, root, limit).get(inner)
+
+
+def _run_cache(run: str) -> _RunCache:
+    if _cache.run != run:  # a new run: what the last one read may have changed since
+        _cache.run, _cache.entries, _cache.trees = run, {}, {}
+    return _cache
+
+
+def _tree_refs(run: str, root: str, limit: int) -> dict[str, str]:
+    trees = _run_cache(run).trees
+    found = trees.get((root, limit))
+    if found is None:
+        found = trees[(root, limit)] = _follow(root, _specs_in_tree(root, limit), limit)
+    return found
+
+
+def _specs_in_tree(root: str, limit: int) -> deque[str]:
+    """The specs anywhere below `root`, in sorted walk order, at most MAX_FILES of them."""
+    specs: deque[str] = deque()
+    sniffed = 0
+    todo = [""]
+    while todo:
+        directory = todo.pop()
+        try:
+            with os.scandir(os.path.join(root, directory)) as scan:
+                entries = sorted(
+                    (e.name, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False))
+                    for e in scan
+                )
+        except OSError:
+            continue
+        subdirs = []
+        for name, is_dir, is_file in entries:
+            inner = posixpath.join(directory, name) if directory else name
+            if is_dir:
+                if not name.startswith(".") and name not in NOISE_DIRS:
+                    subdirs.append(inner)
+                continue
+            if not is_file or suffix_of(name).lower() not in SPEC_SUFFIXES:
+                continue
+            if sniffed >= MAX_TREE_SNIFFS:
+                return specs
+            sniffed += 1
+            text = _text(root, inner, limit)
+            if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
+                specs.append(inner)
+                if len(specs) == MAX_FILES:
+                    return specs
+        todo.extend(reversed(subdirs))  # popped from the end: sorted order, depth first
+    return specs
 
 
 def _refs_from(run: str, root: str, directory: str, limit: int) -> dict[str, str]:
-    if _cache.run != run:  # a new run: what the last one read may have changed since
-        _cache.run, _cache.entries = run, {}
-    entries = _cache.entries
+    entries = _run_cache(run).entries
     key = (root, directory, limit)
     found = entries.get(key)
     if found is None:
@@ -90,6 +150,12 @@ def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
             # is sniffed (a cheap look), so a spec beside thousands of its pieces is found.
             if len(queue) == MAX_FILES:
                 break
+    return _follow(root, queue, limit)
+
+
+def _follow(root: str, queue: deque[str], limit: int) -> dict[str, str]:
+    """Every file the specs in `queue` refer to, directly or through other such files, each
+    read once (a cycle ends), at most MAX_FILES in all."""
     seen = set(queue)
     titles: dict[str, str] = {}
     while queue:

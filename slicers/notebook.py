@@ -43,14 +43,21 @@ def _text(value: Any) -> str:
 def _cut(text: str) -> str:
     """At most MAX_OUTPUT_LINES lines and MAX_OUTPUT_CHARS characters (a progress bar redrawn
     with `\r` is one line of megabytes), with a note of what was cut. A text already cut comes
-    back as it is: `strip_outputs` cuts before the slicer reads."""
+    back as it is: `strip_outputs` cuts before the slicer reads. Only a text within the limits
+    above its note is taken as cut already: an output that merely ends with a line reading like
+    a note (`[output cut: 3 more lines]` printed by a cell) is cut like any other."""
     lines = text.rstrip("\n").split("\n")
     if len(lines) <= MAX_OUTPUT_LINES + 1 and _CUT_NOTE.match(lines[-1]):
-        return "\n".join(lines)
+        above = "\n".join(lines[:-1])
+        if len(above) <= MAX_OUTPUT_CHARS:
+            return "\n".join(lines)
     head = "\n".join(lines[:MAX_OUTPUT_LINES])
     if len(head) > MAX_OUTPUT_CHARS:
-        more = len(text.rstrip("\n")) - MAX_OUTPUT_CHARS
-        return f"{head[:MAX_OUTPUT_CHARS]}\n[output cut: {more} more characters]"
+        kept = head[:MAX_OUTPUT_CHARS]
+        if kept.endswith("\r") and head[MAX_OUTPUT_CHARS] == "\n":
+            kept = kept[:-1]  # a CRLF pair goes whole: no lone `\r` before the note
+        more = len(text.rstrip("\n")) - len(kept)
+        return f"{kept}\n[output cut: {more} more characters]"
     if len(lines) <= MAX_OUTPUT_LINES:
         return head
     return f"{head}\n[output cut: {len(lines) - MAX_OUTPUT_LINES} more lines]"

@@ -8,6 +8,7 @@ Slices, in file order:
 - the top-level keys that are not paths or schemas (`openapi`, `info`, `servers`, `tags`...),
   a run of them as one slice titled from `info` (`info: Swagger Petstore 1.0.0`);
 - one per operation, `GET /pets/{petId}`, with the schemas it references as a record field;
+  a path item that is only a `$ref` (its operations in another file) one per route, `/pets`;
 - one per schema, `schema Pet` (`components.schemas`, `definitions`, `$defs`); other component
   sections (`components.responses`...) one each.
 
@@ -387,6 +388,13 @@ def _refs(node: Any, budget: _Budget) -> list[str]:
     return list(found)
 
 
+def _only_a_ref(item: Any) -> bool:
+    """A path item that holds no operation, only where it is (`$ref: paths/users.yaml`)."""
+    if not isinstance(item, dict) or any(method in item for method in METHODS):
+        return False
+    return isinstance(item.get("$ref"), str)
+
+
 def _units(
     data: dict[str, Any], kind: str, lines: dict[Path, int], budget: _Budget, route: str = ""
 ) -> tuple[list[_Unit], set[int]]:
@@ -406,6 +414,12 @@ def _units(
             add((*path, str(name)), _Unit(0, f"schema {name}", str(name)))
 
     def operations(prefix: Path, route: str, item: Any) -> None:
+        if prefix and _only_a_ref(item):
+            # A split spec's path item lives in its file (`/users: {$ref: paths/users.yaml}`),
+            # sliced there per operation; here it is the route's entry, titled by the route, not
+            # a tail of the slice before (a root of such items was one `info:` slice).
+            add(prefix, _Unit(0, route, route))
+            return
         for method in METHODS if isinstance(item, dict) else ():
             if method in item:
                 op = item[method]

@@ -29,11 +29,14 @@ _PROPERTY_MAPS = frozenset(("properties", "patternProperties"))
 # Top-level keys of the pieces a split spec is made of: path items, operations, schemas, and
 # AsyncAPI's channels (2.x publish/subscribe, 3.x address/messages), operations (`action`) and
 # messages (`payload`). Not `type` or `parameters` alone: package.json and many configs have
-# those. A key that also names a config's only costs a look at the directories above it.
+# those (`type` counts with a schema's value, below). A key that also names a config's only
+# costs a look: the directories above it, and once per run a walk of the root for specs.
 _FRAGMENT_KEYS = (
     "get|put|post|delete|options|head|patch|trace|responses|requestBody|operationId"
     "|properties|allOf|oneOf|anyOf|items|enum|\\$ref"
     "|publish|subscribe|address|messages|action|payload"
+    # Responses, request bodies, headers and parameters in their own files (components/...).
+    "|content|schema|headers"
 )
 _FRAGMENT = re.compile(
     rf"^(?:(?:{_FRAGMENT_KEYS})|[ \t]{{0,4}}\"(?:{_FRAGMENT_KEYS})\"|\{{\"(?:{_FRAGMENT_KEYS})\")"
@@ -41,16 +44,25 @@ _FRAGMENT = re.compile(
     re.M,
 )
 
+# A schema of one scalar (`type: string` + `format: uuid`) or a parameter (`in: path`) has no key
+# above: its key's value names it. `type: module` (package.json) or `type: Opaque` do not.
+_VALUED = (
+    r"type[\"']?[ \t]*:[ \t]*(?:\[[ \t]*)?[\"']?(?:string|integer|number|boolean|object|array|null)"
+    r"|in[\"']?[ \t]*:[ \t]*[\"']?(?:path|query|header|cookie|body|formData)"
+)
+_VALUED_KEY = re.compile(
+    rf"^(?:[\"']?|[ \t]{{0,4}}\"|\{{\")(?:{_VALUED})[\"']?[ \t]*(?:[,#}}\]]|$)", re.M
+)
 
 # Any key of a piece, for minified JSON (see looks_like_fragment).
-_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:")
+_FRAGMENT_KEY = re.compile(rf"\"(?:{_FRAGMENT_KEYS})\"[ \t]*:|\"(?:{_VALUED})\"")
 
 
 def looks_like_fragment(text: str) -> bool:
     """A cheap look: a top-level key of a path item, an operation or a schema. Minified JSON
     keeps its keys on one line in any order (`{"parameters":[...],"get":...}`, a schema that
     opens with `title`), so there such a key anywhere will do."""
-    if _FRAGMENT.search(text) is not None:
+    if _FRAGMENT.search(text) is not None or _VALUED_KEY.search(text) is not None:
         return True
     body = text.strip()
     return body[:1] == "{" and "\n" not in body and _FRAGMENT_KEY.search(body) is not None
