@@ -37,7 +37,7 @@ from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
 from flatten.parallel import ordered_chunks
-from flatten.record import PROFILES, Provenance, Record, encode_line
+from flatten.record import PROFILES, Provenance, Record, encode_line, new_record
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, clone, list_tree, resolve_root, work_tree
@@ -222,7 +222,7 @@ def build_records(
     doc_hash = sha256_hex(text)
     title = doc_title or sliced.doc_title
     return [
-        Record(
+        new_record(
             source=source,
             ordinal=ordinal,
             title=piece.title or title or source,
