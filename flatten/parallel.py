@@ -115,6 +115,32 @@ def ordered_chunks(
             yield result
 
 
+def in_background(fn: Callable[[], R]) -> Callable[[], R]:
+    """`fn()`, started in a thread now (to wait on a subprocess beside other work); the call
+    returned waits for its result, or raises its error. Call it before `ordered_chunks`: a
+    thread still running when workers start makes them forkserver processes, slow to start."""
+    outcome: list[tuple[bool, object]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:  # raised in the caller, when it asks
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="background", daemon=True)
+    thread.start()
+
+    def result() -> R:
+        thread.join()
+        ok, value = outcome[0]
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return value  # type: ignore[return-value]
+
+    return result
+
+
 class WorkerLost(FlattenError):
     """A worker process ended in the middle of a run (killed, out of memory, a crash)."""
 

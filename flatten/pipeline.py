@@ -36,7 +36,7 @@ from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
-from flatten.parallel import ordered_chunks
+from flatten.parallel import in_background, ordered_chunks
 from flatten.record import PROFILES, Provenance, Record, encode_line, new_record
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
@@ -258,27 +258,31 @@ def flatten_tree(
     report: RunReport,
     *,
     prefix: str = "",
-    git: WorkTree | None = None,
+    git: WorkTree | Callable[[], WorkTree | None] | None = None,
     on_progress: ProgressHook | None = None,
     encode_as: str | None = None,
 ) -> Iterator[Record | EncodedLines]:
     """Records for every file under `root` that `options` takes, in path order. `prefix` starts
     every source; `git` is the repository the files come from, if any: records carry its
     provenance, their path in it (`repoPath`) and whether the file differs from its commit.
+    `git` may be a call that waits for it (`in_background`): it is asked once the tree is
+    listed, so the two sets of git commands run at the same time.
     With `encode_as` (a layout, a key of `PROFILES`), the records of each chunk of files come
     as one `EncodedLines` instead, encoded in the worker that sliced them."""
     if encode_as is not None and encode_as not in PROFILES:  # before any worker would fail
         raise UsageError(f"no record layout {encode_as!r} (one of {', '.join(PROFILES)})",
                          reason="bad-layout")  # fmt: skip
     started = time.perf_counter()
+    report.kind = options.kind
+    report.listing, entries = list_tree(root, prefix, options.outputs)
+    if callable(git):
+        git = git()
     provenance = git.provenance if git else Provenance()
     repo_prefix = git.prefix if git else None
     changed = git.changed if git else frozenset()
     report.dirty = bool(changed) if git else None
-    report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
-    report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
             report.skip(entry)
@@ -366,7 +370,9 @@ def flatten_root(
     report = report if report is not None else RunReport()
     path = resolve_root(root)
     report.source = str(path)
-    yield from flatten_tree(path, options, report, git=work_tree(path), on_progress=on_progress,
+    # The work tree's git commands (a `status` of every file) run while the tree is listed.
+    git = in_background(partial(work_tree, path))
+    yield from flatten_tree(path, options, report, git=git, on_progress=on_progress,
                             encode_as=encode_as)  # fmt: skip
 
 

@@ -9,12 +9,19 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, ordered_chunks, ordered_map
+from flatten.parallel import (
+    MIN_ITEMS_FOR_PROCESSES,
+    _start_method,
+    in_background,
+    ordered_chunks,
+    ordered_map,
+)
 from tests.conftest import PROJECT
 
 
@@ -106,3 +113,19 @@ def test_without_workers_each_item_is_a_chunk_of_its_own():
     assert list(ordered_chunks(_chunk_sum, [3, 4, 5], workers=2)) == [(1, 3), (1, 4), (1, 5)]
     items = list(range(MIN_ITEMS_FOR_PROCESSES))
     assert list(ordered_chunks(_chunk_sum, items, workers=1)) == [(1, x) for x in items]
+
+
+def test_a_background_call_gives_its_result_and_leaves_no_thread_to_fork_beside():
+    result = in_background(lambda: subprocess.run(["git", "--version"], capture_output=True))
+    assert result().returncode == 0
+    assert threading.active_count() == 1  # workers forked now are forked, not forkserver's
+    assert _start_method() == "fork"
+
+
+def test_a_background_call_raises_its_error_in_the_caller():
+    def fail() -> None:
+        raise ValueError("in the thread")
+
+    result = in_background(fail)
+    with pytest.raises(ValueError, match="in the thread"):
+        result()
