@@ -87,7 +87,7 @@ def ordered_chunks(
     chunk_size: int = 16,
     window: int = 8,
 ) -> Iterator[R]:
-    """`fn` of each run of `chunk_size` consecutive items (the last may be shorter), in order:
+    """`fn` of each run of at most `chunk_size` consecutive items (`chunk_bounds`), in order:
     over worker processes when that pays off, with at most `window` chunks in flight. Where
     no process is started, each chunk is one item: folding saves nothing in this process, and
     the caller hears of each item as soon as it is done.
@@ -99,11 +99,10 @@ def ordered_chunks(
     if workers <= 1 or len(items) < MIN_ITEMS_FOR_PROCESSES:
         yield from (fn([item]) for item in items)
         return
-    chunks: Iterator[list[T]] = (
-        items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
-    )
+    bounds = chunk_bounds(len(items), chunk_size, workers)
+    chunks: Iterator[list[T]] = (items[start:end] for start, end in bounds)
     if _start_method() == "fork":
-        yield from _forked_map(fn, items, workers, chunk_size, window)
+        yield from _forked_map(fn, items, workers, bounds, window)
         return
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
     with _running(pool):
@@ -145,8 +144,24 @@ class WorkerLost(FlattenError):
     """A worker process ended in the middle of a run (killed, out of memory, a crash)."""
 
 
+def chunk_bounds(count: int, chunk_size: int, workers: int) -> list[tuple[int, int]]:
+    """(start, end) of each chunk of `count` items: `chunk_size` items, then fewer as the end
+    nears (a share of what is left per worker), so the workers run out of work together
+    rather than one idling while the other finishes a full last chunk."""
+    bounds, start = [], 0
+    while start < count:
+        end = start + max(1, min(chunk_size, (count - start) // (2 * workers)))
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
 def _forked_map(
-    fn: Callable[[list[T]], R], items: list[T], workers: int, chunk_size: int, window: int
+    fn: Callable[[list[T]], R],
+    items: list[T],
+    workers: int,
+    bounds: list[tuple[int, int]],
+    window: int,
 ) -> Iterator[R]:
     """`ordered_chunks` over forked workers that inherit `items`: a task is a chunk's number.
 
@@ -162,7 +177,7 @@ def _forked_map(
     results_in, results_out = ctx.Pipe(duplex=False)
     take, give = ctx.Lock(), ctx.Lock()
     processes = [
-        ctx.Process(target=_serve, args=(fn, items, chunk_size, tasks_in, take, results_out,
+        ctx.Process(target=_serve, args=(fn, items, bounds, tasks_in, take, results_out,
                                          give), daemon=True)
         for _ in range(workers)
     ]  # fmt: skip
@@ -170,7 +185,7 @@ def _forked_map(
         process.start()
     tasks_in.close()  # the workers' ends: an EOF, not a hang, should they all be gone
     results_out.close()
-    chunks = -(-len(items) // chunk_size)
+    chunks = len(bounds)
     sent, done = min(window, chunks), 0
     finished: dict[int, R] = {}
     watched = [results_in, *(process.sentinel for process in processes)]
@@ -218,7 +233,7 @@ def _lost(ended: list[BaseProcess]) -> WorkerLost:
 def _serve(
     fn: Callable[[list[T]], R],
     items: list[T],
-    chunk_size: int,
+    bounds: list[tuple[int, int]],
     tasks: Connection,
     take: Lock,
     results: Connection,
@@ -232,8 +247,8 @@ def _serve(
         if index is None:
             return
         try:
-            start = index * chunk_size
-            message = ForkingPickler.dumps((index, True, fn(items[start : start + chunk_size])))
+            start, end = bounds[index]
+            message = ForkingPickler.dumps((index, True, fn(items[start:end])))
         except Exception as exc:  # the parent raises it
             message = ForkingPickler.dumps((index, False, _portable(exc)))
         with give:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from flatten.parallel import (
     MIN_ITEMS_FOR_PROCESSES,
     _start_method,
+    chunk_bounds,
     in_background,
     ordered_chunks,
     ordered_map,
@@ -104,8 +105,18 @@ def _chunk_sum(chunk: list[int]) -> tuple[int, int]:
 def test_chunks_are_folded_whole_and_come_back_in_order(items, chunk_size, window):
     got = list(ordered_chunks(_chunk_sum, items, workers=2, chunk_size=chunk_size,
                               window=window))  # fmt: skip
-    chunks = [items[i : i + chunk_size] for i in range(0, len(items), chunk_size)]
+    chunks = [items[start:end] for start, end in chunk_bounds(len(items), chunk_size, 2)]
     assert got == [(len(chunk), sum(chunk)) for chunk in chunks]
+
+
+@given(st.integers(0, 5000), st.integers(1, 64), st.integers(1, 8))
+def test_chunks_cover_the_items_in_order_and_shrink_only_towards_the_end(count, size, workers):
+    bounds = chunk_bounds(count, size, workers)
+    assert [i for start, end in bounds for i in range(start, end)] == list(range(count))
+    sizes = [end - start for start, end in bounds]
+    assert all(1 <= n <= size for n in sizes) and sizes == sorted(sizes, reverse=True)
+    # Full chunks while there is plenty left: the last few are what shrink.
+    assert sizes.count(size) >= (count - 2 * workers * size) // size
 
 
 def test_without_workers_each_item_is_a_chunk_of_its_own():
