@@ -1,7 +1,10 @@
 """An order-preserving parallel map with a bounded window, so memory stays flat.
 
 Results come back in input order (the output is deterministic) and at most `window` chunks are
-in flight, so a slow consumer never lets results pile up in memory.
+in flight, so a slow consumer never lets results pile up in memory. `ordered_chunks` hands a
+function whole chunks and sends back one result per chunk: a worker can then fold a chunk's
+results into one (the pipeline joins its files' lines and sums their counts), so the caller,
+the one serial part of a run, handles a message per chunk rather than an object per item.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from itertools import islice
 from multiprocessing.connection import Connection, wait
 from multiprocessing.pool import Pool, ThreadPool
@@ -69,34 +73,97 @@ def ordered_map(
 
     `fn` must be a module-level function (pickled by reference where workers are not forked).
     """
+    chunks = ordered_chunks(partial(_run_chunk, fn), items, workers=workers,
+                            chunk_size=chunk_size, window=window)  # fmt: skip
+    for results in chunks:
+        yield from results
+
+
+def ordered_chunks(
+    fn: Callable[[list[T]], R],
+    items: list[T],
+    *,
+    workers: int = 0,
+    chunk_size: int = 16,
+    window: int = 8,
+) -> Iterator[R]:
+    """`fn` of each run of at most `chunk_size` consecutive items (`chunk_bounds`), in order:
+    over worker processes when that pays off, with at most `window` chunks in flight. Where
+    no process is started, each chunk is one item: folding saves nothing in this process, and
+    the caller hears of each item as soon as it is done.
+
+    `fn` must be a module-level function, or a `functools.partial` of one (pickled by reference
+    where workers are not forked).
+    """
     workers = workers or default_workers()
     if workers <= 1 or len(items) < MIN_ITEMS_FOR_PROCESSES:
-        yield from map(fn, items)
+        yield from (fn([item]) for item in items)
         return
+    bounds = chunk_bounds(len(items), chunk_size, workers)
+    chunks: Iterator[list[T]] = (items[start:end] for start, end in bounds)
     if _start_method() == "fork":
-        yield from _forked_map(fn, items, workers, chunk_size, window)
+        yield from _forked_map(fn, items, workers, bounds, window)
         return
-    chunks: Iterator[list[T]] = (
-        items[i : i + chunk_size] for i in range(0, len(items), chunk_size)
-    )
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
     with _running(pool):
-        pending = deque(pool.apply_async(_run_chunk, (fn, c)) for c in islice(chunks, window))
+        pending = deque(pool.apply_async(fn, (c,)) for c in islice(chunks, window))
         while pending:
-            results = pending.popleft().get()
+            result = pending.popleft().get()
             for chunk in islice(chunks, 1):
-                pending.append(pool.apply_async(_run_chunk, (fn, chunk)))
-            yield from results
+                pending.append(pool.apply_async(fn, (chunk,)))
+            yield result
+
+
+def in_background(fn: Callable[[], R]) -> Callable[[], R]:
+    """`fn()`, started in a thread now (to wait on a subprocess beside other work); the call
+    returned waits for its result, or raises its error. Call it before `ordered_chunks`: a
+    thread still running when workers start makes them forkserver processes, slow to start."""
+    outcome: list[tuple[bool, object]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:  # raised in the caller, when it asks
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="background", daemon=True)
+    thread.start()
+
+    def result() -> R:
+        thread.join()
+        ok, value = outcome[0]
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return value  # type: ignore[return-value]
+
+    return result
 
 
 class WorkerLost(FlattenError):
     """A worker process ended in the middle of a run (killed, out of memory, a crash)."""
 
 
+def chunk_bounds(count: int, chunk_size: int, workers: int) -> list[tuple[int, int]]:
+    """(start, end) of each chunk of `count` items: `chunk_size` items, then fewer as the end
+    nears (a share of what is left per worker), so the workers run out of work together
+    rather than one idling while the other finishes a full last chunk."""
+    bounds, start = [], 0
+    while start < count:
+        end = start + max(1, min(chunk_size, (count - start) // (2 * workers)))
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
 def _forked_map(
-    fn: Callable[[T], R], items: list[T], workers: int, chunk_size: int, window: int
+    fn: Callable[[list[T]], R],
+    items: list[T],
+    workers: int,
+    bounds: list[tuple[int, int]],
+    window: int,
 ) -> Iterator[R]:
-    """`ordered_map` over forked workers that inherit `items`: a task is a chunk's number.
+    """`ordered_chunks` over forked workers that inherit `items`: a task is a chunk's number.
 
     No Pool: its three helper threads cost the parent a core's tenth (its worker-watching
     thread wakes on every result that waits in the pipe) and took the GIL from the loop
@@ -110,7 +177,7 @@ def _forked_map(
     results_in, results_out = ctx.Pipe(duplex=False)
     take, give = ctx.Lock(), ctx.Lock()
     processes = [
-        ctx.Process(target=_serve, args=(fn, items, chunk_size, tasks_in, take, results_out,
+        ctx.Process(target=_serve, args=(fn, items, bounds, tasks_in, take, results_out,
                                          give), daemon=True)
         for _ in range(workers)
     ]  # fmt: skip
@@ -118,9 +185,9 @@ def _forked_map(
         process.start()
     tasks_in.close()  # the workers' ends: an EOF, not a hang, should they all be gone
     results_out.close()
-    chunks = -(-len(items) // chunk_size)
+    chunks = len(bounds)
     sent, done = min(window, chunks), 0
-    finished: dict[int, list[R]] = {}
+    finished: dict[int, R] = {}
     watched = [results_in, *(process.sentinel for process in processes)]
     try:
         for index in range(sent):
@@ -134,12 +201,12 @@ def _forked_map(
                 if not ok:
                     raise value
                 finished[index] = value
-            results = finished.pop(done)
+            result = finished.pop(done)
             done += 1
             if sent < chunks:
                 tasks_out.send(sent)
                 sent += 1
-            yield from results
+            yield result
         for _ in processes:
             tasks_out.send(None)
         for process in processes:
@@ -164,9 +231,9 @@ def _lost(ended: list[BaseProcess]) -> WorkerLost:
 
 
 def _serve(
-    fn: Callable[[T], R],
+    fn: Callable[[list[T]], R],
     items: list[T],
-    chunk_size: int,
+    bounds: list[tuple[int, int]],
     tasks: Connection,
     take: Lock,
     results: Connection,
@@ -180,10 +247,8 @@ def _serve(
         if index is None:
             return
         try:
-            start = index * chunk_size
-            message = ForkingPickler.dumps(
-                (index, True, [fn(x) for x in items[start : start + chunk_size]])
-            )
+            start, end = bounds[index]
+            message = ForkingPickler.dumps((index, True, fn(items[start:end])))
         except Exception as exc:  # the parent raises it
             message = ForkingPickler.dumps((index, False, _portable(exc)))
         with give:

@@ -2,9 +2,11 @@
 
 `flatten_root` and `flatten_repo` are the entry points; both stream records in path order and
 fill a `RunReport` as they go. Reading and slicing run in worker processes on large trees; the
-listing, the path rules and the order of the output stay in this process. Asked for JSON lines
-(`encode_as`, what `flatten` writes), the workers encode them too: this process then only copies
-bytes, where unpickling and encoding every record was the serial part of a parallel run.
+listing, the path rules and the order of the output stay in this process. A worker takes a
+chunk of consecutive files and sends back one `Batch`: their records and their report counts,
+summed. Asked for JSON lines (`encode_as`, what `flatten` writes), the workers encode them too:
+this process then only copies bytes, where unpickling and encoding every record, then updating
+the report file by file, was the serial part of a parallel run.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from flatten.classify import (
     NEVER_MINIFIED,
@@ -33,8 +36,8 @@ from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
-from flatten.parallel import ordered_map
-from flatten.record import PROFILES, Provenance, Record, encode_line
+from flatten.parallel import in_background, ordered_chunks
+from flatten.record import PROFILES, Provenance, Record, encode_line, new_record
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, list_tree, resolve_root, work_tree
@@ -56,21 +59,26 @@ NOTEBOOK_READ_FACTOR = 16
 
 
 @dataclass(frozen=True)
-class _Job:
-    candidate: Candidate
+class _Tree:
+    """What every file of one tree shares. Bound to the function the workers run, so a task
+    names only its files, and the parent builds no object per file."""
+
     options: FlattenOptions
     provenance: Provenance
     repo_prefix: str | None = None  # the root's path in the repository; None: not a git source
-    dirty: bool = False  # the file is not what the provenance's commit holds
     encode_as: str | None = None  # a layout: the records come back as its JSON lines
     run: str = ""  # names this run: what workers learn about the tree is kept for it alone
+
+
+class _Job(NamedTuple):
+    candidate: Candidate
+    dirty: bool  # the file is not what the provenance's commit holds
 
 
 @dataclass
 class FileOutcome:
     rel_path: str
-    records: list[Record] = field(default_factory=list)  # empty when encoded
-    encoded: EncodedLines | None = None  # the records' lines, when the job asked for a layout
+    records: list[Record] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)  # records by kind, for the report
     skip: Skip | None = None
     size: int = 0
@@ -79,10 +87,54 @@ class FileOutcome:
     placeholders: Counter[str] = field(default_factory=Counter)
 
 
-def process_file(job: _Job) -> FileOutcome:
+@dataclass
+class Batch:
+    """A chunk of consecutive files folded into one, where they were read (a worker): the
+    parent, the serial part of a run, then takes one message, one write and a few counter
+    updates per chunk rather than an outcome per file. The counts are summed in file order,
+    so the report is what file-by-file updates make, down to its counters' key order."""
+
+    records: list[Record] = field(default_factory=list)  # empty when encoded
+    encoded: EncodedLines | None = None  # the records' lines, when the tree asked for a layout
+    files: int = 0
+    kept: int = 0
+    size: int = 0  # bytes read
+    kinds: Counter[str] = field(default_factory=Counter)
+    skips: list[Skip] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note)
+    redactions: Counter[str] = field(default_factory=Counter)
+    placeholders: Counter[str] = field(default_factory=Counter)
+
+
+def process_files(tree: _Tree, jobs: list[_Job]) -> Batch:
+    """`process_file` over consecutive files, folded into one `Batch` (encoded when the tree
+    asks for a layout)."""
+    batch = Batch(files=len(jobs))
+    for job in jobs:
+        outcome = process_file(tree, job)
+        batch.size += outcome.size
+        if outcome.skip is not None:
+            batch.skips.append(outcome.skip)
+            continue
+        batch.kept += 1
+        batch.records += outcome.records
+        batch.kinds.update(outcome.kinds)
+        batch.redactions.update(outcome.redactions)
+        batch.placeholders.update(outcome.placeholders)
+        batch.notes += [(outcome.rel_path, note) for note in outcome.notes]
+    if tree.encode_as is not None:
+        layout = tree.encode_as
+        lines = b"".join([encode_line(record, layout) for record in batch.records])
+        batch.encoded = EncodedLines(lines, len(batch.records))
+        batch.records = []
+    return batch
+
+
+def process_file(tree: _Tree, job: _Job) -> FileOutcome:
     """Read, decode, redact and slice one file. Never raises for anything the file contains."""
     rel = job.candidate.rel_path
-    limit = job.options.max_file_size
+    options = tree.options
+    limit = options.max_file_size
     # A notebook's bytes are mostly outputs the slicer drops: the limit is on what it keeps.
     notebook = classify(rel).fmt == "notebook"
     try:
@@ -101,46 +153,43 @@ def process_file(job: _Job) -> FileOutcome:
             return FileOutcome(rel, skip=within, size=len(data))
         text = within
     file_class = classify_text(rel, text)
-    part_of_spec = _part_of_spec(job, file_class, text)
+    part_of_spec = _part_of_spec(tree, job.candidate, file_class, text)
     if part_of_spec is not None:
         file_class = replace(file_class, fmt="openapi", kind="openapi", is_docs=True)
-    if job.options.kind == "docs" and not file_class.is_docs:
+    if options.kind == "docs" and not file_class.is_docs:
         return FileOutcome(
             rel, skip=Skip(rel, "not-docs", "JSON/YAML, not an API spec"), size=len(data)
         )
     if file_class.fmt not in NEVER_MINIFIED and looks_minified(text):
         return FileOutcome(rel, skip=Skip(rel, "minified", "very long lines"), size=len(data))
-    redacted = redact(text, job.options.redaction)
-    options = SliceOptions(job.options.max_chars, file_class.lang, title=part_of_spec or None)
-    sliced = slice_text(file_class.fmt, redacted.text, rel, options)
+    redacted = redact(text, options.redaction)
+    slicing = SliceOptions(options.max_chars, file_class.lang, title=part_of_spec or None)
+    sliced = slice_text(file_class.fmt, redacted.text, rel, slicing)
     if not sliced.slices:
         return FileOutcome(rel, skip=Skip(rel, "empty", "no non-blank lines"), size=len(data))
+    repo_path = None if tree.repo_prefix is None else tree.repo_prefix + rel
     records = build_records(
         rel, redacted.text, sliced, kind=file_class.kind, lang=file_class.lang,
-        provenance=job.provenance, redacted=bool(redacted.total),
-        repo_path=None if job.repo_prefix is None else job.repo_prefix + rel, dirty=job.dirty,
+        provenance=tree.provenance, redacted=bool(redacted.total), repo_path=repo_path,
+        dirty=job.dirty,
     )  # fmt: skip
     notes = (*((decoded.note,) if decoded.note else ()), *sliced.notes)
     kinds = Counter(record.kind for record in records)
-    encoded = None
-    if job.encode_as is not None:
-        layout = job.encode_as
-        encoded = EncodedLines(b"".join(encode_line(r, layout) for r in records), len(records))
-        records = []
-    return FileOutcome(rel, records, encoded, kinds, size=len(data), notes=notes,
+    return FileOutcome(rel, records, kinds, size=len(data), notes=notes,
                        redactions=redacted.counts, placeholders=redacted.placeholders)  # fmt: skip
 
 
-def _part_of_spec(job: _Job, file_class: FileClass, text: str) -> str | None:
+def _part_of_spec(
+    tree: _Tree, candidate: Candidate, file_class: FileClass, text: str
+) -> str | None:
     """The title an API spec gives this file when it is a piece of one (`/users`, `schema
     User`; "" for a piece without a role), else None. Only JSON/YAML that is no spec itself
     and looks like a piece (a path item, an operation, a schema) is looked up."""
-    candidate = job.candidate
     if file_class.is_docs or suffix_of(candidate.inner).lower() not in SPEC_SUFFIXES:
         return None
     if not looks_like_fragment(text):
         return None
-    return referring_title(job.run, candidate.root, candidate.inner, job.options.max_file_size)
+    return referring_title(tree.run, candidate.root, candidate.inner, tree.options.max_file_size)
 
 
 def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:
@@ -173,7 +222,7 @@ def build_records(
     doc_hash = sha256_hex(text)
     title = doc_title or sliced.doc_title
     return [
-        Record(
+        new_record(
             source=source,
             ordinal=ordinal,
             title=piece.title or title or source,
@@ -209,28 +258,31 @@ def flatten_tree(
     report: RunReport,
     *,
     prefix: str = "",
-    git: WorkTree | None = None,
+    git: WorkTree | Callable[[], WorkTree | None] | None = None,
     on_progress: ProgressHook | None = None,
     encode_as: str | None = None,
 ) -> Iterator[Record | EncodedLines]:
     """Records for every file under `root` that `options` takes, in path order. `prefix` starts
     every source; `git` is the repository the files come from, if any: records carry its
     provenance, their path in it (`repoPath`) and whether the file differs from its commit.
-    With `encode_as` (a layout, a key of `PROFILES`), each file's records come as one
-    `EncodedLines` instead, encoded in the worker that sliced the file."""
+    `git` may be a call that waits for it (`in_background`): it is asked once the tree is
+    listed, so the two sets of git commands run at the same time.
+    With `encode_as` (a layout, a key of `PROFILES`), the records of each chunk of files come
+    as one `EncodedLines` instead, encoded in the worker that sliced them."""
     if encode_as is not None and encode_as not in PROFILES:  # before any worker would fail
         raise UsageError(f"no record layout {encode_as!r} (one of {', '.join(PROFILES)})",
                          reason="bad-layout")  # fmt: skip
     started = time.perf_counter()
+    report.kind = options.kind
+    report.listing, entries = list_tree(root, prefix, options.outputs)
+    if callable(git):
+        git = git()
     provenance = git.provenance if git else Provenance()
     repo_prefix = git.prefix if git else None
     changed = git.changed if git else frozenset()
     report.dirty = bool(changed) if git else None
-    report.kind = options.kind
     report.provenance = provenance
     jobs: list[_Job] = []
-    run = uuid.uuid4().hex
-    report.listing, entries = list_tree(root, prefix, options.outputs)
     for entry in entries:
         if isinstance(entry, Skip):
             report.skip(entry)
@@ -239,23 +291,22 @@ def flatten_tree(
         if reason:
             report.skip(Skip(entry.rel_path, reason))
         else:
-            dirty = entry.rel_path in changed
-            jobs.append(_Job(entry, options, provenance, repo_prefix, dirty, encode_as, run))
+            jobs.append(_Job(entry, entry.rel_path in changed))
     report.files_total = len(jobs)
 
-    for outcome in ordered_map(process_file, jobs, workers=options.workers):
-        report.files_done += 1
-        report.bytes_read += outcome.size
-        if outcome.skip:
-            report.skip(outcome.skip)
+    tree = _Tree(options, provenance, repo_prefix, encode_as, uuid.uuid4().hex)
+    for batch in ordered_chunks(partial(process_files, tree), jobs, workers=options.workers):
+        report.files_done += batch.files
+        report.bytes_read += batch.size
+        for skip in batch.skips:
+            report.skip(skip)
+        report.keep_counted(batch.kinds, batch.redactions, batch.placeholders, files=batch.kept)
+        report.notes += batch.notes
+        if batch.encoded is not None:
+            if batch.encoded.count:
+                yield batch.encoded
         else:
-            report.keep_counted(outcome.kinds, outcome.redactions, outcome.placeholders)
-            for note in outcome.notes:
-                report.notes.append((outcome.rel_path, note))
-            if outcome.encoded is not None:
-                yield outcome.encoded
-            else:
-                yield from outcome.records
+            yield from batch.records
         report.seconds = time.perf_counter() - started
         if on_progress:
             on_progress(report)
@@ -319,7 +370,9 @@ def flatten_root(
     report = report if report is not None else RunReport()
     path = resolve_root(root)
     report.source = str(path)
-    yield from flatten_tree(path, options, report, git=work_tree(path), on_progress=on_progress,
+    # The work tree's git commands (a `status` of every file) run while the tree is listed.
+    git = in_background(partial(work_tree, path))
+    yield from flatten_tree(path, options, report, git=git, on_progress=on_progress,
                             encode_as=encode_as)  # fmt: skip
 
 

@@ -68,10 +68,12 @@ class RunReport:
         kinds: Counter[str],
         redactions: Counter[str],
         placeholders: Counter[str] | None = None,
+        *,
+        files: int = 1,
     ) -> None:
-        """`keep` for a file whose records were counted by kind where they were made (a worker
-        that sends their encoded lines, not the records)."""
-        self.files_kept += 1
+        """`keep` for `files` files whose records (and redactions) were counted where they were
+        made (a worker that sends their encoded lines, not the records), summed."""
+        self.files_kept += files
         self.slices += sum(kinds.values())
         self.redactions.update(redactions)
         self.placeholders.update(placeholders or {})

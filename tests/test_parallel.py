@@ -1,5 +1,6 @@
-"""`ordered_map` over forked workers: `map`'s results in `map`'s order, a worker's error raised
-in the caller, and a worker that dies an error of its own instead of a wait without end."""
+"""`ordered_map` and `ordered_chunks` over forked workers: `map`'s results in `map`'s order, a
+worker's error raised in the caller, and a worker that dies an error of its own instead of a wait
+without end."""
 
 from __future__ import annotations
 
@@ -8,12 +9,20 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, ordered_map
+from flatten.parallel import (
+    MIN_ITEMS_FOR_PROCESSES,
+    _start_method,
+    chunk_bounds,
+    in_background,
+    ordered_chunks,
+    ordered_map,
+)
 from tests.conftest import PROJECT
 
 
@@ -81,3 +90,53 @@ def test_a_worker_killed_mid_run_is_a_named_error_not_a_hang():
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("worker-lost a worker process ended in the middle of the run")
     assert f"killed by signal {int(signal.SIGKILL)}" in done.stdout
+
+
+def _chunk_sum(chunk: list[int]) -> tuple[int, int]:
+    return len(chunk), sum(chunk)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**6), min_size=MIN_ITEMS_FOR_PROCESSES, max_size=700),
+    st.integers(1, 40),
+    st.integers(1, 12),
+)
+def test_chunks_are_folded_whole_and_come_back_in_order(items, chunk_size, window):
+    got = list(ordered_chunks(_chunk_sum, items, workers=2, chunk_size=chunk_size,
+                              window=window))  # fmt: skip
+    chunks = [items[start:end] for start, end in chunk_bounds(len(items), chunk_size, 2)]
+    assert got == [(len(chunk), sum(chunk)) for chunk in chunks]
+
+
+@given(st.integers(0, 5000), st.integers(1, 64), st.integers(1, 8))
+def test_chunks_cover_the_items_in_order_and_shrink_only_towards_the_end(count, size, workers):
+    bounds = chunk_bounds(count, size, workers)
+    assert [i for start, end in bounds for i in range(start, end)] == list(range(count))
+    sizes = [end - start for start, end in bounds]
+    assert all(1 <= n <= size for n in sizes) and sizes == sorted(sizes, reverse=True)
+    # Full chunks while there is plenty left: the last few are what shrink.
+    assert sizes.count(size) >= (count - 2 * workers * size) // size
+
+
+def test_without_workers_each_item_is_a_chunk_of_its_own():
+    # The caller hears of every item as it is done (a progress hook per file, in order).
+    assert list(ordered_chunks(_chunk_sum, [3, 4, 5], workers=2)) == [(1, 3), (1, 4), (1, 5)]
+    items = list(range(MIN_ITEMS_FOR_PROCESSES))
+    assert list(ordered_chunks(_chunk_sum, items, workers=1)) == [(1, x) for x in items]
+
+
+def test_a_background_call_gives_its_result_and_leaves_no_thread_to_fork_beside():
+    result = in_background(lambda: subprocess.run(["git", "--version"], capture_output=True))
+    assert result().returncode == 0
+    assert threading.active_count() == 1  # workers forked now are forked, not forkserver's
+    assert _start_method() == "fork"
+
+
+def test_a_background_call_raises_its_error_in_the_caller():
+    def fail() -> None:
+        raise ValueError("in the thread")
+
+    result = in_background(fail)
+    with pytest.raises(ValueError, match="in the thread"):
+        result()

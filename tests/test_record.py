@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flatten import FlattenOptions, flatten_root
 from flatten.hashing import sha256_hex
 from flatten.record import (
     FIELDS,
@@ -36,7 +37,7 @@ from flatten.record import (
     read_provenance,
     split_id,
 )
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, write
 
 text = st.text(min_size=1, max_size=30)
 maybe = st.none() | text
@@ -199,3 +200,16 @@ def test_chunk_size_is_the_contents_utf8_size(content):
     record = Record(source="a.md", ordinal=1, title="a", content=content, kind=None, hash="",
                     doc_hash=None)  # fmt: skip
     assert record.chunk_size == len(content.encode("utf-8"))
+
+
+def test_a_record_made_field_by_field_is_the_one_its_constructor_makes(tmp_path):
+    # `new_record` skips the frozen __init__ (build_records and decode use it): every field
+    # must be set, and nothing else, or records would differ from `Record(...)` ones.
+    write(tmp_path, {"a.md": "# A\n\n## B\n\nbody\n", "m.py": "def f():\n    return 1\n"})
+    made = list(flatten_root(tmp_path, FlattenOptions(kind="auto", workers=1)))
+    names = [f.name for f in dataclasses.fields(Record)]
+    for record in made:
+        assert list(vars(record)) == names
+        assert record == Record(**{name: getattr(record, name) for name in names})
+    line = encode_line(made[0])
+    assert list(vars(decode_line(line, "x"))) == names
