@@ -486,3 +486,37 @@ def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed, monk
     assert hits.tier.name == Tier.HYBRID and hits.results
     every = [chunk_id for ids in looked_up for chunk_id in ids]
     assert every and len(every) == len(set(every)) and len(looked_up) <= 2
+
+
+def test_the_vector_product_runs_on_one_blas_thread_with_the_same_scores():
+    """The product is memory-bound: OpenBLAS's helper threads would only spin on the core the
+    lexical stage runs on (index.vectors.blas). One thread inside, the count put back after,
+    and every score bit-for-bit what the multi-threaded product gives."""
+    from index.vectors import blas
+    from index.vectors.storage import Matrix, unit
+
+    rng = np.random.default_rng(3)
+    rows = unit(rng.standard_normal((20_000, 96)).astype(np.float32))  # past OpenBLAS's cut-off
+    query = unit(rng.standard_normal(96).astype(np.float32))
+    threads = blas._openblas()
+    if threads is None:
+        pytest.skip("numpy's BLAS here is not OpenBLAS")
+    seen = []
+
+    class Counted(np.ndarray):  # the matrix, saying how many BLAS threads its product had
+        def __matmul__(self, other):
+            seen.append(threads[0]())
+            return np.asarray(self) @ other
+
+    matrix = Matrix([str(i) for i in range(len(rows))], rows.view(Counted), {})
+    before = threads[0]()
+    with blas.one_thread():
+        assert threads[0]() == 1
+        with blas.one_thread():  # nested (or another thread's at once): still one, then back
+            assert threads[0]() == 1
+        assert threads[0]() == 1
+    assert threads[0]() == before
+    scores = rows @ query
+    best = np.lexsort((np.arange(len(scores)), -scores))[:50]
+    assert matrix.nearest(query, 50) == [(str(i), float(scores[i])) for i in best]
+    assert seen == [1] and threads[0]() == before

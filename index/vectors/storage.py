@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flatten.hashing import sha256_hex
+from index.vectors.blas import one_thread
 from index.vectors.client import EmbeddingConfig, IdentityMismatch
 
 if TYPE_CHECKING:
@@ -172,7 +173,8 @@ class Matrix:
         (pgvector's `PgVectors.nearest`, the same interface, applies it inside its scan)."""
         if not self.keys or n <= 0:
             return []
-        scores = self.vectors @ query
+        with one_thread():  # memory-bound: see index.vectors.blas
+            scores = self.vectors @ query
         n = min(n, len(scores))
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.lexsort((top, -scores[top]))]
