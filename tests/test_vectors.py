@@ -503,10 +503,12 @@ def test_the_vector_product_runs_on_one_blas_thread_with_the_same_scores():
         pytest.skip("numpy's BLAS here is not OpenBLAS")
     seen = []
 
-    class Counted(np.ndarray):  # the matrix, saying how many BLAS threads its product had
-        def __matmul__(self, other):
+    class Counted(np.ndarray):  # the matrix, saying how many BLAS threads its products had
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
             seen.append(threads[0]())
-            return np.asarray(self) @ other
+            plain = [np.asarray(i) for i in inputs]
+            kwargs["out"] = tuple(np.asarray(o) for o in kwargs.get("out", ()))
+            return getattr(ufunc, method)(*plain, **{k: v for k, v in kwargs.items() if v})
 
     matrix = Matrix([str(i) for i in range(len(rows))], rows.view(Counted), {})
     before = threads[0]()
@@ -516,7 +518,29 @@ def test_the_vector_product_runs_on_one_blas_thread_with_the_same_scores():
             assert threads[0]() == 1
         assert threads[0]() == 1
     assert threads[0]() == before
-    scores = rows @ query
+    with blas.one_thread():  # the same bits on any number of cores (index.vectors.blas)
+        scores = rows @ query
     best = np.lexsort((np.arange(len(scores)), -scores))[:50]
     assert matrix.nearest(query, 50) == [(str(i), float(scores[i])) for i in best]
-    assert seen == [1] and threads[0]() == before
+    assert seen and set(seen) == {1} and threads[0]() == before
+
+
+def test_a_product_shared_by_two_threads_scores_every_row_as_one_product_does():
+    """The query's thread joins the worker's product once its lexical stage is done
+    (storage.Product): whichever thread computes a block, each score is bit-for-bit the same."""
+    import threading
+
+    from index.vectors import blas
+    from index.vectors.storage import Product, unit
+
+    rng = np.random.default_rng(4)
+    rows = unit(rng.standard_normal((3 * Product.BLOCK_ROWS + 17, 64)).astype(np.float32))
+    for _ in range(5):
+        query = unit(rng.standard_normal(64).astype(np.float32))
+        product = Product(rows, query)
+        helper = threading.Thread(target=product.share)
+        helper.start()
+        scores = product.result()
+        helper.join()
+        with blas.one_thread():
+            assert scores.tobytes() == (rows @ query).tobytes()

@@ -4,8 +4,10 @@ Scoring every stored vector is one matrix-vector product that reads the whole ma
 100k x 384): memory-bound, so a second BLAS thread hardly shortens it, while OpenBLAS's helper
 threads spin-wait after each call and hold the second core the query's lexical stage runs on
 (`VectorTier.nearest_chunks_alongside`). On two cores, one thread took a hybrid query's CPU time
-from 28 to 19 ms at 100k x 384. Each row's dot product is the same kernel with or without
-helpers, so the scores are bit-for-bit the same (tests/test_vectors.py).
+from 28 to 19 ms at 100k x 384. On one thread a row's score no longer depends on the number of
+cores: OpenBLAS splits the rows among its threads, and the few rows at an uneven split go through
+its edge kernel, whose last bit can differ (at 100k rows on two cores the split is even, and the
+scores are bit-for-bit those of the multi-threaded product).
 
 OpenBLAS's thread count belongs to the process (its `_local` setter too, despite the name): it
 is set to one for the length of the product and put back after, so another thread's BLAS call in
