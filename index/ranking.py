@@ -257,6 +257,7 @@ def _parts_stems(symbol: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(stem(w) for w in words_of(part)) for part in symbol.split("."))
 
 
+@lru_cache(maxsize=65536)  # asked of every span marked, for each of the hundred candidates
 def _key(text: str) -> str:
     """A spelling reduced to compare: its words joined and stemmed (`Blue-Green` and `blue green`
     and `bluegreen` are one; `Clients` is `client`)."""
