@@ -535,8 +535,9 @@ def test_a_product_shared_by_two_threads_scores_every_row_as_one_product_does():
 
     rng = np.random.default_rng(4)
     rows = unit(rng.standard_normal((3 * Product.BLOCK_ROWS + 17, 64)).astype(np.float32))
-    for _ in range(5):
+    for n in range(6):  # and a float64 query scores in float64, as the plain product does
         query = unit(rng.standard_normal(64).astype(np.float32))
+        query = query.astype(np.float64) if n == 5 else query
         product = Product(rows, query)
         helper = threading.Thread(target=product.share)
         helper.start()

@@ -201,8 +201,9 @@ class Product:
     BLOCK_ROWS = 8192  # 12 MB of float32 at 384 dimensions: a tenth of 100k rows
 
     def __init__(self, vectors: np.ndarray, query: np.ndarray) -> None:
-        self.vectors, self.query = vectors, np.asarray(query, dtype=DTYPE)
-        self.scores = np.empty(len(vectors), dtype=DTYPE)
+        self.vectors, self.query = vectors, np.asarray(query)
+        # The dtype the plain product would give (float32 for the stage's unit vectors).
+        self.scores = np.empty(len(vectors), dtype=np.result_type(vectors, self.query))
         self._blocks = -(-len(vectors) // self.BLOCK_ROWS)
         self._next = itertools.count()  # the next block to take (next() is atomic)
         self._done = 0
