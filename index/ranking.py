@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from index.declarations import spelled, words_of
+from index.headings import marked_headings
 from index.lexical import QueryPlan, stem
 from index.paths import path_words
 from index.paths import segments as path_segments
@@ -112,21 +113,22 @@ def field_scores(
     return out
 
 
-def heading_scores(db: Any, spellings: Spellings, chunk_ids: list[int]) -> dict[int, float]:
-    """What the query's words found in each of these sections' headings (their slice titles),
-    for those that hold any: as a page's title counts (the IDFs of the words found), times the
-    share of the query's IDF those words carry. A heading labels what its whole section
-    answers, however long the section (where BM25 dilutes it); the share keeps a heading that
-    names one common word of a long question from counting as one that names most of it.
+def heading_scores(spellings: Spellings, headings: dict[int, str]) -> dict[int, float]:
+    """What the query's words found in each of these sections' headings (chunk id -> its slice
+    title), for those that hold any: as a page's title counts (the IDFs of the words found),
+    times the share of the query's IDF those words carry. A heading labels what its whole
+    section answers, however long the section (where BM25 dilutes it); the share keeps a
+    heading that names one common word of a long question from counting as one that names
+    most of it.
 
     The words looked for are those the lexical stage asked: a word in most chunks, left out
-    there for its cost, is worth next to nothing in a heading (its IDF is near zero), and
-    marking it would cost a walk of its whole list again."""
+    there for its cost, is worth next to nothing in a heading (its IDF is near zero). They are
+    marked in the headings themselves (`index.headings`), not in the whole index."""
     query = spellings.planned.query
-    if not query.phrases or not chunk_ids or spellings.total <= 0:
+    if not query.phrases or not headings or spellings.total <= 0:
         return {}
     out = {}
-    for chunk_id, spans in text_index(db).title_highlights(query, chunk_ids).items():
+    for chunk_id, spans in marked_headings(query, headings).items():
         worth = spellings.worth(spellings.found(spans))
         out[chunk_id] = worth * min(1.0, worth / spellings.total)
     return out
@@ -255,6 +257,7 @@ def _parts_stems(symbol: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(stem(w) for w in words_of(part)) for part in symbol.split("."))
 
 
+@lru_cache(maxsize=65536)  # asked of every span marked, for each of the hundred candidates
 def _key(text: str) -> str:
     """A spelling reduced to compare: its words joined and stemmed (`Blue-Green` and `blue green`
     and `bluegreen` are one; `Clients` is `client`)."""
@@ -314,8 +317,8 @@ def score(
     fields = field_scores(db, spellings, documents) if spellings else {}
     # Sections below a page's title: the slice titled with it has its heading counted already
     # (in its BM25), and code is titled by its declarations (counted as names, below).
-    sections = [c for c, _ in stage if c in located and located[c].is_section]
-    headings = heading_scores(db, spellings, sections) if spellings else {}
+    sections = {c: located[c].title for c, _ in stage if c in located and located[c].is_section}
+    headings = heading_scores(spellings, sections) if spellings else {}
     asked = asked_for(query)
     names = named_by(planned) if planned else Named({})
     out = []

@@ -33,7 +33,7 @@ from index.vectors.sidecar import (
     write_sidecar,
 )
 from index.vectors.stage import VectorTier
-from index.vectors.storage import Matrix, unit
+from index.vectors.storage import Matrix, Product, unit
 from tests.conftest import jsonl, record
 from tests.embedserver import EmbeddingServer
 from tests.sites import serve
@@ -327,15 +327,15 @@ def test_a_hybrid_search_runs_its_lexical_stage_while_the_vectors_are_scored(
     embedded, server, monkeypatch
 ):
     lexical_started = lexical_stage_started(monkeypatch)
-    scoring = Matrix.nearest
+    scoring = Product.share
 
-    def nearest(self, query, n, scope=None):
+    def share(self):
         # Scoring waits (bounded) for the lexical stage: run one after the other, it never starts.
         overlapped.append(lexical_started.wait(timeout=10))
-        return scoring(self, query, n, scope)
+        return scoring(self)
 
     overlapped: list[bool] = []
-    monkeypatch.setattr(Matrix, "nearest", nearest)
+    monkeypatch.setattr(Product, "share", share)
     with VectorTier(embedded, settings(server)) as tier:
         response = search(embedded, "kafka lag", SearchOptions(top_k=5), vectors=tier)
     assert response.tier.name == "hybrid" and response.results

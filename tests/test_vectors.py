@@ -486,3 +486,62 @@ def test_a_hybrid_query_looks_up_its_candidates_pages_once(server, indexed, monk
     assert hits.tier.name == Tier.HYBRID and hits.results
     every = [chunk_id for ids in looked_up for chunk_id in ids]
     assert every and len(every) == len(set(every)) and len(looked_up) <= 2
+
+
+def test_the_vector_product_runs_on_one_blas_thread_with_the_same_scores():
+    """The product is memory-bound: OpenBLAS's helper threads would only spin on the core the
+    lexical stage runs on (index.vectors.blas). One thread inside, the count put back after,
+    and every score bit-for-bit what the multi-threaded product gives."""
+    from index.vectors import blas
+    from index.vectors.storage import Matrix, unit
+
+    rng = np.random.default_rng(3)
+    rows = unit(rng.standard_normal((20_000, 96)).astype(np.float32))  # past OpenBLAS's cut-off
+    query = unit(rng.standard_normal(96).astype(np.float32))
+    threads = blas._openblas()
+    if threads is None:
+        pytest.skip("numpy's BLAS here is not OpenBLAS")
+    seen = []
+
+    class Counted(np.ndarray):  # the matrix, saying how many BLAS threads its products had
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            seen.append(threads[0]())
+            plain = [np.asarray(i) for i in inputs]
+            kwargs["out"] = tuple(np.asarray(o) for o in kwargs.get("out", ()))
+            return getattr(ufunc, method)(*plain, **{k: v for k, v in kwargs.items() if v})
+
+    matrix = Matrix([str(i) for i in range(len(rows))], rows.view(Counted), {})
+    before = threads[0]()
+    with blas.one_thread():
+        assert threads[0]() == 1
+        with blas.one_thread():  # nested (or another thread's at once): still one, then back
+            assert threads[0]() == 1
+        assert threads[0]() == 1
+    assert threads[0]() == before
+    with blas.one_thread():  # the same bits on any number of cores (index.vectors.blas)
+        scores = rows @ query
+    best = np.lexsort((np.arange(len(scores)), -scores))[:50]
+    assert matrix.nearest(query, 50) == [(str(i), float(scores[i])) for i in best]
+    assert seen and set(seen) == {1} and threads[0]() == before
+
+
+def test_a_product_shared_by_two_threads_scores_every_row_as_one_product_does():
+    """The query's thread joins the worker's product once its lexical stage is done
+    (storage.Product): whichever thread computes a block, each score is bit-for-bit the same."""
+    import threading
+
+    from index.vectors import blas
+    from index.vectors.storage import Product, unit
+
+    rng = np.random.default_rng(4)
+    rows = unit(rng.standard_normal((3 * Product.BLOCK_ROWS + 17, 64)).astype(np.float32))
+    for n in range(6):  # and a float64 query scores in float64, as the plain product does
+        query = unit(rng.standard_normal(64).astype(np.float32))
+        query = query.astype(np.float64) if n == 5 else query
+        product = Product(rows, query)
+        helper = threading.Thread(target=product.share)
+        helper.start()
+        scores = product.result()
+        helper.join()
+        with blas.one_thread():
+            assert scores.tobytes() == (rows @ query).tobytes()

@@ -22,7 +22,7 @@ from index.scope import CHUNKS, Filter
 from index.store import Store
 from index.vectors.client import EmbeddingClient, EmbeddingConfig, EmbeddingError
 from index.vectors.sidecar import load_matrix
-from index.vectors.storage import Identity, Matrix, stored_identity, unit
+from index.vectors.storage import Identity, Matrix, Product, stored_identity, unit
 
 RETRY_AFTER_FAILURE = 30.0  # seconds before a failed server is asked again
 T = TypeVar("T")
@@ -126,9 +126,10 @@ class VectorTier:
         worker thread fetches the query's vector (an HTTP round trip: in a new process, the
         HTTP client's import as well) and scores the vectors with it: the server, numpy and
         SQLite all release the GIL, so on two cores the query takes the longer of the two, not
-        their sum. The first query of a process reads the store's vectors meanwhile. The worker
-        never touches the store's SQLite connection (pgvector scores in the store: its
-        connection serialises the two threads' statements)."""
+        their sum; once `other()` is done this thread takes its share of the product's blocks
+        (`storage.Product`). The first query of a process reads the store's vectors meanwhile.
+        The worker never touches the store's SQLite connection (pgvector scores in the store:
+        its connection serialises the two threads' statements)."""
         if query not in self._queries:  # degrade at once, not after a lexical stage for nothing
             self._recent_failure()
         if self._worker is None:
@@ -139,12 +140,16 @@ class VectorTier:
         except VectorsUnavailable:
             fetched.result()  # an unreachable server is the reason given first
             raise
-        scored = self._worker.submit(_scored, fetched, matrix, depth, scope)
+        shared: Future[Product | None] = Future()
+        scored = self._worker.submit(_scored, fetched, matrix, depth, scope, shared)
         try:
             result = other()
         except BaseException:
             wait([scored])  # its own failure, if any, is dropped for `other`'s
             raise
+        product = shared.result()  # once the query's vector is in (None: no product to share)
+        if product is not None:
+            product.share()  # this thread takes the blocks the worker has not started yet
         vector, near = scored.result()
         wanted = depth
         while True:
@@ -156,14 +161,29 @@ class VectorTier:
 
 
 def _scored(
-    fetched: Future[np.ndarray], matrix: Matrix | PgVectors, depth: int, scope: Filter | None
+    fetched: Future[np.ndarray],
+    matrix: Matrix | PgVectors,
+    depth: int,
+    scope: Filter | None,
+    shared: Future[Product | None] | None = None,
 ) -> tuple[np.ndarray, list[tuple[str, float]]]:
-    """The query's vector (once fetched) and its `depth` nearest keys."""
-    vector = fetched.result()
-    if len(vector) != matrix.dimension:
-        raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
-                                 f"index's {matrix.dimension}")  # fmt: skip
-    return vector, matrix.nearest(vector, depth, scope)
+    """The query's vector (once fetched) and its `depth` nearest keys. The product over an
+    in-memory matrix is handed out through `shared` as it starts, for another thread to join;
+    `shared` is always resolved (None when there is no product to share)."""
+    try:
+        vector = fetched.result()
+        if len(vector) != matrix.dimension:
+            raise VectorsUnavailable(f"the server's vectors have dimension {len(vector)}, the "
+                                     f"index's {matrix.dimension}")  # fmt: skip
+        if not isinstance(matrix, Matrix):  # pgvector scores in the store
+            return vector, matrix.nearest(vector, depth, scope)
+        product = Product(matrix.vectors, vector)
+        if shared is not None:
+            shared.set_result(product)
+        return vector, matrix.best(product.result(), depth)
+    finally:
+        if shared is not None and not shared.done():
+            shared.set_result(None)
 
 
 def _chunks_for(
