@@ -135,14 +135,17 @@ def find_secrets(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[Findi
 
 def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
     """Groups of findings, highest priority first."""
-    from flatten.secrets.blocks import k8s_secret_spans, private_key_spans
     from flatten.secrets.scan import GATES, Scan
 
     scan = Scan(text)
     if scan.found:
         if scan.has("PRIVATE KEY"):
+            from flatten.secrets.blocks import private_key_spans
+
             yield _findings("private-key", text, private_key_spans(text), rules)
         if scan.has("Secret") and scan.has("ata"):
+            from flatten.secrets.blocks import k8s_secret_spans
+
             yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
         for pattern, gate in zip(PATTERNS, GATES, strict=True):
             if not gate.isdisjoint(scan.found):
