@@ -3,7 +3,7 @@
 Every pattern stays inside one line (no class here matches a line break), so a redaction never
 moves a line. A pattern with a value group (`secret`, or `dq`/`sq`/`bare` for a quoted or bare
 value) redacts that group only and keeps the key, scheme, user and host around it. Multi-line
-structures (PEM blocks, Kubernetes Secrets) live in `flatten.secret_blocks`.
+structures (PEM blocks, Kubernetes Secrets) live in `flatten.secrets.blocks`.
 """
 
 from __future__ import annotations
