@@ -10,6 +10,7 @@ Keys of `flatten:` and `sources:` are the flags' names, with `-` or `_` (`max-ch
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,6 +89,10 @@ def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
 
 def _seconds(low: float) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            # YAML's .inf and .nan, refused as the flags refuse them: a crawl would wait for
+            # ever (nan passes every comparison, inf none).
+            return "a finite number of seconds"
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
         return None if ok else f"seconds, at least {low:g}"
 

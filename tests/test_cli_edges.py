@@ -111,6 +111,20 @@ def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag):
     assert_clean_failure(result, 2, "not-finite")
 
 
+@pytest.mark.parametrize("key", ["delay", "timeout"])
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+def test_a_configured_source_that_would_wait_forever_is_refused_naming_it(tmp_path, key, value):
+    # The flags refuse these (above); a source entry in docs-flatten.yaml used to take them.
+    (tmp_path / "docs-flatten.yaml").write_text(
+        f"sources:\n  - url: http://127.0.0.1:9/docs/\n    {key}: {value}\n"
+    )
+    store = tmp_path / "store"
+    result = run_cli("ingest", "--store", store, "--json", cwd=tmp_path)
+    assert_clean_failure(result, 2, f"sources[0].{key}: expected a finite number of seconds")
+    assert json.loads(result.stdout)["error"]["reason"] == "bad-config"
+    assert not store.exists()
+
+
 # --- index PATH: what is not a regular file ---------------------------------------------------
 
 

@@ -15,14 +15,17 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flatten.errors import UsageError
-from flatten.secrets.blocks import k8s_secret_spans, private_key_spans
 from flatten.secrets.patterns import LINE_BREAKS, PATTERNS, VALUE_GROUPS, TokenPattern
-from flatten.secrets.placeholders import is_non_value, is_placeholder, is_plain_words
-from flatten.secrets.scan import GATES, Scan
-from flatten.secrets.scan import RE2_TRIGGERS as RE2_TRIGGERS  # the triggers RE2 searches
+
+if TYPE_CHECKING:
+    from flatten.secrets.scan import Scan
+
+# The detectors' modules (the scan with re2, the key blocks, the placeholder rules) compile
+# their tables at import, so they load at the first redaction, not with this module: every
+# flatten and every command that prints imports it, and a run may redact nothing.
 
 REDACTION_MARK = "[REDACTED:"
 _CONTEXT_WINDOW = 300  # how far back a pattern's context word (`curl` for `-u`) may be
@@ -132,11 +135,17 @@ def find_secrets(text: str, rules: RedactionRules = DEFAULT_RULES) -> list[Findi
 
 def _candidates(text: str, rules: RedactionRules) -> Iterator[list[Finding]]:
     """Groups of findings, highest priority first."""
+    from flatten.secrets.scan import GATES, Scan
+
     scan = Scan(text)
     if scan.found:
         if scan.has("PRIVATE KEY"):
+            from flatten.secrets.blocks import private_key_spans
+
             yield _findings("private-key", text, private_key_spans(text), rules)
         if scan.has("Secret") and scan.has("ata"):
+            from flatten.secrets.blocks import k8s_secret_spans
+
             yield _findings("k8s-secret-data", text, k8s_secret_spans(text), rules)
         for pattern, gate in zip(PATTERNS, GATES, strict=True):
             if not gate.isdisjoint(scan.found):
@@ -156,6 +165,8 @@ def _findings(kind: str, text: str, spans: Iterable[Any], rules: RedactionRules)
 def _pattern_findings(
     pattern: TokenPattern, scan: Scan, rules: RedactionRules
 ) -> Iterator[Finding]:
+    from flatten.secrets.placeholders import is_non_value, is_plain_words
+
     text = scan.text
     for match in scan.matches(pattern):
         group = next((g for g in VALUE_GROUPS if g in match.re.groupindex and match.group(g)), None)
@@ -191,6 +202,8 @@ def _custom_findings(custom: CustomPattern, text: str, rules: RedactionRules) ->
 
 
 def _kept(value: str, rules: RedactionRules, placeholder: bool | None) -> bool:
+    from flatten.secrets.placeholders import is_placeholder
+
     if rules.allows(value):
         return True
     return is_placeholder(value) if placeholder is None else placeholder
@@ -255,6 +268,14 @@ def _compile(value: Any, where: str) -> re.Pattern[str]:
         return re.compile(_text(value, where))
     except re.error as exc:
         raise _config_error(f"{where}: does not compile: {exc}") from exc
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RE2_TRIGGERS":  # the triggers RE2 searches, each compiled on first use
+        from flatten.secrets import scan
+
+        return scan.RE2_TRIGGERS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _config_error(message: str) -> UsageError:

@@ -3,13 +3,14 @@
 Every pattern stays inside one line (no class here matches a line break), so a redaction never
 moves a line. A pattern with a value group (`secret`, or `dq`/`sq`/`bare` for a quoted or bare
 value) redacts that group only and keeps the key, scheme, user and host around it. Multi-line
-structures (PEM blocks, Kubernetes Secrets) live in `flatten.secret_blocks`.
+structures (PEM blocks, Kubernetes Secrets) live in `flatten.secrets.blocks`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from flatten.userinfo import userinfo
 
@@ -36,13 +37,17 @@ _CLI_VALUE = rf"""(?:{_QUOTED}|(?P<bare>[^\s"'`-][^\s"'`]*))"""
 
 @dataclass(frozen=True)
 class TokenPattern:
+    """A pattern's regexes are kept as written and compile when first searched: most runs (and
+    every command that only prints) meet few of the patterns' needles, and compiling them all
+    cost about a third of an empty flatten's start-up."""
+
     kind: str
     needles: tuple[str, ...]  # one must occur in the text (lower-cased text when `fold`)
-    regex: re.Pattern[str]
+    source: str  # the regex, as written
     fold: bool = False
     # Where a slow pattern may match, found fast in the case-folded text; the pattern then runs
     # on those lines only (a pass of a literal-led regex costs a fraction of a full match).
-    trigger: re.Pattern[str] | None = None
+    trigger_source: str | None = None
     # On a trigger's line, what any match of this pattern holds (in the lower-cased line): a
     # line without it is skipped before the pattern runs there (RE2, ASCII lines only).
     line_check: str | None = None
@@ -52,12 +57,19 @@ class TokenPattern:
     # to three plain lower-case words there are an example's stand-in (`password: postgres`).
     typed: bool = False
 
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.source)
+
+    @cached_property
+    def trigger(self) -> re.Pattern[str] | None:
+        return re.compile(self.trigger_source) if self.trigger_source else None
+
 
 def _p(
     kind: str, needles: tuple[str, ...], regex: str, *, trigger: str | None = None, **kw: object
 ) -> TokenPattern:
-    found = re.compile(trigger) if trigger else None
-    return TokenPattern(kind, needles, re.compile(regex), trigger=found, **kw)  # type: ignore[arg-type]
+    return TokenPattern(kind, needles, regex, trigger_source=trigger, **kw)  # type: ignore[arg-type]
 
 
 _ASSIGN_NEEDLES = ("pass", "secret", "token", "key", "credential")

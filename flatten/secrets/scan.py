@@ -15,7 +15,7 @@ import re
 import string
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import re2
@@ -83,7 +83,10 @@ _NOT_SPACE = "[^ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f"  # Python's ASCII \s, inside [^
 _NON_ASCII_SENSITIVE = re.compile(r"\[\^|\\[wWsSdDbB]|\.|\(\?[^:]")
 
 
-def _fast(trigger: str) -> FastTrigger | None:
+@cache
+def fast_trigger(trigger: str) -> FastTrigger | None:
+    """The trigger (as written) as RE2 reads it, compiled when a text first meets it; None
+    where RE2 would read it otherwise than Python's re."""
     spelled = trigger.replace("[^\\s", _NOT_SPACE)
     if not spelled.isascii() or _RE2_UNSAFE.search(spelled):
         return None
@@ -91,17 +94,24 @@ def _fast(trigger: str) -> FastTrigger | None:
     return FastTrigger(regex, any_text=not _NON_ASCII_SENSITIVE.search(trigger))
 
 
-RE2_TRIGGERS: dict[re.Pattern[str], FastTrigger] = {
-    p.trigger: fast
-    for p in PATTERNS
-    if p.trigger is not None and (fast := _fast(p.trigger.pattern)) is not None
-}
-# A line check is searched in lines where the pattern's (?i) can match ASCII letters only.
-LINE_CHECKS: dict[str, Any] = {
-    p.line_check: re2.compile(b"(?i)" + p.line_check.encode("ascii"), _LATIN1)
-    for p in PATTERNS
-    if p.line_check is not None
-}
+@cache
+def line_check(check: str) -> Any:
+    """A line check as RE2 searches it, in lines where the pattern's (?i) can match ASCII
+    letters only; compiled when first needed."""
+    return re2.compile(b"(?i)" + check.encode("ascii"), _LATIN1)
+
+
+def __getattr__(name: str) -> Any:
+    # The whole tables, for tests and readers: the scan itself compiles one entry at a time.
+    if name == "RE2_TRIGGERS":
+        return {
+            p.trigger: fast
+            for p in PATTERNS
+            if p.trigger_source is not None and (fast := fast_trigger(p.trigger_source)) is not None
+        }
+    if name == "LINE_CHECKS":
+        return {p.line_check: line_check(p.line_check) for p in PATTERNS if p.line_check}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,7 @@ class Scan:
             self.found = frozenset(n for n in self.found if not n[1]) | frozenset(
                 n for n in NEEDLES.present(self._bytes) if n[1]
             )
-        self._lines: dict[re.Pattern[str], list[Line]] = {}
+        self._lines: dict[str, list[Line]] = {}  # by trigger, as written
         self._cursor = (0, 0)  # a byte offset already turned into characters, and its count
 
     @cached_property
@@ -150,10 +160,11 @@ class Scan:
         if pattern.trigger is None:
             yield from pattern.regex.finditer(self.text)
             return
-        if pattern.trigger not in self._lines:
-            self._lines[pattern.trigger] = self._lines_hit(pattern.trigger)
-        check = LINE_CHECKS.get(pattern.line_check) if pattern.line_check else None
-        for line in self._lines[pattern.trigger]:
+        trigger = pattern.trigger_source
+        if trigger not in self._lines:
+            self._lines[trigger] = self._lines_hit(pattern)
+        check = line_check(pattern.line_check) if pattern.line_check else None
+        for line in self._lines[trigger]:
             if check is None or self._may_match(check, line):
                 yield from pattern.regex.finditer(self.text, line.start, line.end)
 
@@ -171,11 +182,11 @@ class Scan:
     def _folds_oddly(self, line: Line) -> bool:
         return self._odd_folds and _ODD_FOLD.search(self.text, line.start, line.end) is not None
 
-    def _lines_hit(self, trigger: re.Pattern[str]) -> list[Line]:
-        fast = RE2_TRIGGERS.get(trigger)
+    def _lines_hit(self, pattern: TokenPattern) -> list[Line]:
+        fast = fast_trigger(pattern.trigger_source)
         if fast is None or not (fast.any_text or self.is_ascii):
             # RE2 reads it otherwise than re (`\w`, `[^...]` on non-ASCII text) or not at all.
-            return list(self._lines_hit_by_re(trigger))
+            return list(self._lines_hit_by_re(pattern.trigger))
         return self._lines_hit_by_re2(fast)
 
     def _lines_hit_by_re2(self, fast: FastTrigger) -> list[Line]:
