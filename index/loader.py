@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -56,7 +57,7 @@ from flatten.record import (
 from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
-from index.store import Store, new_ids
+from index.store import Store, bulk_insert, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
@@ -234,12 +235,15 @@ def load_files(
             # Another source: refused here, or with `replace` its content replaced (a reindex).
             replacing = adopt_source(db, corpus, source, replace=replace)
             load = _Load(db, readers, paths, corpus, report, reindex or replacing, hold_chars)
-            framings = load.read(handles)
-            _refuse_unframed(paths, framings, set(streams), partial)
-            # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
-            # it adds and updates, and removes nothing.
-            report.partial = next((f.partial for f in framings if f.partial), None)
-            load.finish(partial or report.partial is not None, max_delete)
+            try:
+                framings = load.read(handles)
+                _refuse_unframed(paths, framings, set(streams), partial)
+                # A stream whose producer saw its source in part (a truncated crawl) is no
+                # snapshot: it adds and updates, and removes nothing.
+                report.partial = next((f.partial for f in framings if f.partial), None)
+                load.finish(partial or report.partial is not None, max_delete)
+            finally:
+                load.writer.close()  # before the transaction ends, however it ends
     report.seconds = time.perf_counter() - started
     return report
 
@@ -340,7 +344,10 @@ class _Load:
 
     def _stop_streaming(self) -> None:
         """A document came back after another: undo what was written, settle all at the end."""
-        self.writer.close()
+        try:
+            self.writer.wait()  # its error, if any, is this load's
+        finally:
+            self.writer.close()
         self.db.execute(f"ROLLBACK TO SAVEPOINT {self.SAVEPOINT}")
         text_index(self.db).prepare_load()  # what it noted for this load was rolled back too
         report = self.report
@@ -606,17 +613,27 @@ def delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None
 _json = json.JSONEncoder(ensure_ascii=False).encode
 
 
+DOCUMENT_ROWS = (
+    "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, lang, url, "
+    "repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, locale) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+CHUNK_ROWS = (
+    "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
+    "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
-    A batch's text is indexed on a second thread while this one parses the next: SQLite
-    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (see
-    `index.textindex.fts5`), so the writer takes the GIL once
-    a batch, not once a row (`executemany` on a second thread was slower: it waited for the GIL
-    at every row). One batch
-    at most is in flight, so memory stays flat, and the connection runs one statement at a time:
-    this thread waits for the batch in flight before it writes again, and nothing else may use
-    the connection until `close()`.
+    A batch is written on a second thread while this one parses the next: on SQLite its rows
+    (documents, chunks, their text) go as one statement a table (`index.store.bulk_insert`), and
+    SQLite releases the GIL for a whole statement, so the writing thread takes the GIL a few
+    times a batch, not once a row, and this thread only reads and parses. One batch at most is
+    in flight, so memory stays flat, and the connection runs one statement at a time: this
+    thread waits for the batch in flight before it writes again, and nothing else may use the
+    connection until `close()`.
     """
 
     # Content per batch: each FTS5 statement ends in a segment of its own (SQLite opens a
@@ -638,6 +655,7 @@ class _BatchWriter:
         self.batch_limit = self.FIRST_BATCH_CHARS
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
+        self.closing = False
 
     def delete(self, doc_id: int) -> None:
         """Delete a document before the rows that replace it are written."""
@@ -673,34 +691,43 @@ class _BatchWriter:
             self.flush()
 
     def flush(self) -> None:
-        """Write the rows so far: documents and chunks here, their text on the writing thread
-        (once the batch before them is written: one statement at a time on the connection)."""
-        deletes, documents, chunks = self.deletes, self.documents, self.chunks
-        # Made ready while the batch in flight is written (what the text index can do off
-        # the connection), so the writing thread spends its turn in SQLite alone.
-        write = text_index(self.db).stage_chunks(self.corpus_id, self.texts) if self.texts else None
+        """Write the rows so far: on SQLite all of them on the writing thread, as one statement
+        a table, once the batch before them is written (one statement at a time on the
+        connection); elsewhere the rows here and their text there."""
+        db, corpus_id = self.db, self.corpus_id
+        deletes, documents, chunks, texts = self.deletes, self.documents, self.chunks, self.texts
         self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
         self.batch_chars, self.batch_limit = 0, self.BATCH_CHARS
+        # Made ready while the batch in flight is written (what needs no statement), so the
+        # writing thread spends its turn in SQLite alone and this one goes on reading.
+        index = text_index(db)
+        write_text = index.stage_chunks(corpus_id, texts) if texts else None
+        titles = [DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents]
+        rows = [
+            bulk_insert(db, DOCUMENT_ROWS, documents),
+            functools.partial(index.write_documents, titles),
+            bulk_insert(db, CHUNK_ROWS, chunks),
+        ]
         self.wait()
-        db = self.db
-        for doc_id in deletes:
-            delete_document(db, doc_id, self.corpus_id)
-        db.executemany(
-            "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
-            "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "
-            "locale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            documents,
-        )
-        text_index(db).write_documents(
-            [DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents]
-        )
-        db.executemany(
-            "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
-            "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            chunks,
-        )
-        if write is not None:
-            self._writing = self._thread.submit(write)
+        for doc_id in deletes:  # before the rows that replace them (one source, one row)
+            delete_document(db, doc_id, corpus_id)
+        if not isinstance(db, sqlite3.Connection):
+            # PostgreSQL's driver holds the GIL while it sends rows: they go from here, as they
+            # always did, and only the text is written alongside.
+            for write in rows:
+                write()
+            rows = []
+        if write_text is not None:
+            rows.append(write_text)
+        if rows:
+            self._writing = self._thread.submit(self._write, rows)
+
+    def _write(self, writes: list[Callable[[], object]]) -> None:
+        """A batch's statements, on the writing thread; none after `close()` began."""
+        for write in writes:
+            if self.closing:
+                return
+            write()
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
@@ -709,11 +736,22 @@ class _BatchWriter:
             writing.result()
 
     def close(self) -> None:
-        """Nothing in flight when the transaction ends, however this load ends (an error here
-        gives way to the one already raised)."""
-        with contextlib.suppress(Exception):
-            self.wait()
-        self._thread.shutdown()
+        """Nothing in flight when the transaction ends, however this load ends: the batch in
+        flight stops after its current statement, and this waits for it, through a second stop
+        too. A statement of it run after the rollback would run on its own and commit, and one
+        run after the store is closed would crash the process. (Its error, if any, gives way to
+        the one already raised.)"""
+        self.closing = True
+        self._writing = None
+        stopped: BaseException | None = None
+        while True:
+            try:
+                self._thread.shutdown(wait=True)  # joins the thread: the batch has ended
+                break
+            except BaseException as exc:  # a second Ctrl-C or SIGTERM: wait all the same
+                stopped = exc
+        if stopped is not None:
+            raise stopped
 
 
 def _spool(name: str, fill: Callable[[IO[bytes]], None]) -> Path:
