@@ -527,7 +527,9 @@ class _Load:
             line = self._line(doc, held, at)
             if isinstance(line, bytes):
                 line = line.rstrip(b"\r\n")
-                if native_head(line) is None:  # parsed in pass 1: it parses now
+                # Held, it is ours (pass 1 holds other layouts as records); read back from the
+                # file, it may be another layout, parsed in pass 1: it parses now.
+                if held is None and native_head(line) is None:
                     line = decode_line(line, f"{self.paths[f].name}#L{number}")
             ours = line if isinstance(line, bytes) else encode_line(line).rstrip(b"\n")
             content_digest(ours, digest)
