@@ -86,13 +86,15 @@ def bulk_insert(db: Any, sql: str, rows: Sequence[tuple[Any, ...]]) -> Callable[
     runs without taking the GIL (`executemany` takes it at every row: a second thread writing
     that way waits for the GIL at each row). The array is made now, so a caller stages it on one
     thread and writes it on another. What JSON cannot carry as bound parameters do goes row by
-    row: a NUL (SQLite's JSON ends a string at its first NUL), an integer past 64 bits, text
+    row: a NUL (SQLite's JSON ends a string at its first NUL), an integer past 53 bits, text
     that is not UTF-8 (each then fails or passes as `executemany` would). Other stores:
     `executemany` as it is."""
     if not isinstance(db, sqlite3.Connection) or not rows:
         return functools.partial(db.executemany, sql, rows)
     try:
-        payload = orjson.dumps(rows)
+        # Integers past 53 bits are refused: orjson writes up to 64 unsigned, and SQLite reads
+        # past 63 as a float, where a bound parameter overflows (row by row, it fails the same).
+        payload = orjson.dumps(rows, option=orjson.OPT_STRICT_INTEGER)
     except orjson.JSONEncodeError:
         return functools.partial(db.executemany, sql, rows)
     if b"\\u0000" in payload:
