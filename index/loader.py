@@ -280,6 +280,10 @@ def _refuse_unframed(
             )
 
 
+class _CameBack(Exception):
+    """A document came back after another while streaming (`_Load.read` starts over)."""
+
+
 class _Load:
     """One corpus load inside the store's write transaction.
 
@@ -287,8 +291,9 @@ class _Load:
     document's slices together), so each is settled as soon as the next begins: written while
     the rest is read, its text indexed on the writer's thread. A document that comes back after
     another (split across the input) undoes that: everything written since the savepoint taken
-    at the start is rolled back, and every document is settled after pass 1, reading its lines
-    back from the files, as one whole. Either way the same rows are written, in the same order.
+    at the start is rolled back, pass 1 starts over, and every document is settled after it,
+    reading its lines back from the files, as one whole. Either way the same rows are written,
+    in the same order. Streaming, a settled document's lines are not kept (memory stays flat).
     """
 
     SAVEPOINT = "docs_flatten_streamed"
@@ -343,7 +348,8 @@ class _Load:
         self.added: Counter[str] = Counter()  # new documents by content hash (`_moved`)
 
     def _stop_streaming(self) -> None:
-        """A document came back after another: undo what was written, settle all at the end."""
+        """A document came back after another: undo what was written, and forget what was read
+        (the lines of a settled document are not kept: memory stays flat while streaming)."""
         try:
             self.writer.wait()  # its error, if any, is this load's
         finally:
@@ -352,14 +358,25 @@ class _Load:
         text_index(self.db).prepare_load()  # what it noted for this load was rolled back too
         report = self.report
         report.added = report.updated = report.unchanged = report.removed = report.chunks = 0
+        report.lines, report.malformed = 0, []
         self._start_writing()
-        for doc in self.docs.values():
-            doc.held, doc.settled = None, False
+        self.docs = {}
         self.streaming = False
 
     def read(self, handles: list[IO[bytes]]) -> list[_Framing]:
         """Pass 1: every line read once, grouped by document and fingerprinted (and, while
-        streaming, each document settled once the next begins). Returns each file's framing."""
+        streaming, each document settled once the next begins). Returns each file's framing.
+        A document that comes back after another starts it over, not streaming: every line
+        read again and kept track of, every document settled after it (`finish`)."""
+        try:
+            return self._read(handles)
+        except _CameBack:
+            self._stop_streaming()
+            for handle in handles:
+                handle.seek(0)
+            return self._read(handles)
+
+    def _read(self, handles: list[IO[bytes]]) -> list[_Framing]:
         report, docs = self.report, self.docs
         framings = [_Framing() for _ in handles]
         doc: _Doc | None = None
@@ -400,7 +417,7 @@ class _Load:
                         if not self.streaming:
                             doc.held = None
                     elif self.streaming:
-                        self._stop_streaming()
+                        raise _CameBack
                     previous = source
                 if ordinal < 0:
                     ordinal = len(doc.lines) + 1
@@ -468,8 +485,16 @@ class _Load:
     def _settle(self, source: str, doc: _Doc) -> None:
         """Skip an unchanged document (noting a moved provenance) or write a new or changed
         one, replacing what the store held."""
-        report = self.report
         held, doc.held, doc.settled = doc.held, None, True
+        try:
+            self._write_or_skip(source, doc, held)
+        finally:
+            if self.streaming:  # settled for good: only its source is remembered
+                doc.lines, doc.ordinals = [], set()
+
+    def _write_or_skip(self, source: str, doc: _Doc, held: list[bytes | Record] | None) -> None:
+        """`_settle` with the document's held lines taken from it."""
+        report = self.report
         lines = doc.lines_digest.hexdigest()
         current = self.existing.get(source)
         known = current[1] if current and not self.reindex else ""  # a reindex writes anew
