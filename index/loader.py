@@ -54,10 +54,11 @@ from flatten.record import (
     read_mark,
     read_provenance,
 )
+from index.bulk import bulk_insert
 from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
-from index.store import Store, bulk_insert, new_ids
+from index.store import Store, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
@@ -655,7 +656,7 @@ class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
     A batch is written on a second thread while this one parses the next: on SQLite its rows
-    (documents, chunks, their text) go as one statement a table (`index.store.bulk_insert`), and
+    (documents, chunks, their text) go as one statement a table (`index.bulk.bulk_insert`), and
     SQLite releases the GIL for a whole statement, so the writing thread takes the GIL a few
     times a batch, not once a row, and this thread only reads and parses. One batch at most is
     in flight, so memory stays flat, and the connection runs one statement at a time: this

@@ -283,6 +283,6 @@ def test_a_stop_while_a_batch_is_written_on_the_second_thread_commits_none_of_it
         signal.signal(signal.SIGUSR1, previous)
     assert sent
     with Store.open(tmp_path / "store", readonly=True) as store:
-        counts = [store.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                  for t in ("corpora", "documents", "chunks", "chunks_fts", "documents_fts")]  # fmt: skip
+        tables = ("corpora", "documents", "chunks", "chunks_fts", "documents_fts")
+        counts = [store.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
     assert counts == [0, 0, 0, 0, 0]

@@ -332,7 +332,7 @@ def test_a_bulk_insert_stores_what_executemany_stores(rows):
     row writes, or fails as it fails: what JSON cannot carry goes row by row."""
     import sqlite3
 
-    from index.store import bulk_insert
+    from index.bulk import bulk_insert
 
     db = sqlite3.connect(":memory:", isolation_level=None)
     numbered = [(n, *row) for n, row in enumerate(rows)]

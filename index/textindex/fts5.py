@@ -13,9 +13,9 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from index.bulk import bulk_insert
 from index.lexical import WEIGHTS
 from index.scope import CHUNKS
-from index.store import bulk_insert
 from index.text import fts_string
 from index.textindex import ChunkText, DocumentText, LexicalHit, TextQuery
 
