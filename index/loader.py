@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -54,7 +53,6 @@ from flatten.record import (
     read_mark,
     read_provenance,
 )
-from index.bulk import bulk_insert
 from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
@@ -655,13 +653,13 @@ CHUNK_ROWS = (
 class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
-    A batch is written on a second thread while this one parses the next: on SQLite its rows
-    (documents, chunks, their text) go as one statement a table (`index.bulk.bulk_insert`), and
-    SQLite releases the GIL for a whole statement, so the writing thread takes the GIL a few
-    times a batch, not once a row, and this thread only reads and parses. One batch at most is
-    in flight, so memory stays flat, and the connection runs one statement at a time: this
-    thread waits for the batch in flight before it writes again, and nothing else may use the
-    connection until `close()`.
+    A batch's text is indexed on a second thread while this one parses the next: SQLite
+    releases the GIL for a whole statement, and each FTS5 table's batch is one statement (see
+    `index.bulk.bulk_insert`), so the writer takes the GIL a few times a batch, not once a row
+    (`executemany` on a second thread was slower: it waited for the GIL at every row). One
+    batch at most is in flight, so memory stays flat, and the connection runs one statement at
+    a time: this thread waits for the batch in flight before it writes again, and nothing else
+    may use the connection until `close()`.
     """
 
     # Content per batch: each FTS5 statement ends in a segment of its own (SQLite opens a
@@ -719,36 +717,26 @@ class _BatchWriter:
             self.flush()
 
     def flush(self) -> None:
-        """Write the rows so far: on SQLite all of them on the writing thread, as one statement
-        a table, once the batch before them is written (one statement at a time on the
-        connection); elsewhere the rows here and their text there."""
+        """Write the rows so far: documents and chunks here, their text on the writing thread
+        (once the batch before them is written: one statement at a time on the connection).
+        Writing the rows there too, as one JSON statement a table, was no faster: SQLite is
+        the longer of the two threads, and such rows cost it more than bound ones."""
         db, corpus_id = self.db, self.corpus_id
         deletes, documents, chunks, texts = self.deletes, self.documents, self.chunks, self.texts
         self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
         self.batch_chars, self.batch_limit = 0, self.BATCH_CHARS
-        # Made ready while the batch in flight is written (what needs no statement), so the
-        # writing thread spends its turn in SQLite alone and this one goes on reading.
+        # Made ready while the batch in flight is written (what the text index can do off
+        # the connection), so the writing thread spends its turn in SQLite alone.
         index = text_index(db)
         write_text = index.stage_chunks(corpus_id, texts) if texts else None
-        titles = [DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents]
-        rows = [
-            bulk_insert(db, DOCUMENT_ROWS, documents),
-            functools.partial(index.write_documents, titles),
-            bulk_insert(db, CHUNK_ROWS, chunks),
-        ]
         self.wait()
         for doc_id in deletes:  # before the rows that replace them (one source, one row)
             delete_document(db, doc_id, corpus_id)
-        if not isinstance(db, sqlite3.Connection):
-            # PostgreSQL's driver holds the GIL while it sends rows: they go from here, as they
-            # always did, and only the text is written alongside.
-            for write in rows:
-                write()
-            rows = []
+        db.executemany(DOCUMENT_ROWS, documents)
+        index.write_documents([DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents])
+        db.executemany(CHUNK_ROWS, chunks)
         if write_text is not None:
-            rows.append(write_text)
-        if rows:
-            self._writing = self._thread.submit(self._write, rows)
+            self._writing = self._thread.submit(self._write, [write_text])
 
     def _write(self, writes: list[Callable[[], object]]) -> None:
         """A batch's statements, on the writing thread; none after `close()` began."""

@@ -98,12 +98,10 @@ class Fts5TextIndex:
                 )
 
     def write_documents(self, rows: Sequence[DocumentText]) -> None:
-        # One statement (the loader writes a batch on its second thread: see `bulk_insert`).
-        bulk_insert(
-            self.db,
+        self.db.executemany(
             "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
             [(r.document_id, r.title, r.path) for r in rows],
-        )()
+        )
 
     def write_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> None:
         self.stage_chunks(corpus_id, rows)()
