@@ -1,6 +1,6 @@
-"""Rows written as one SQLite statement: the loader's batches (documents, chunks, their text).
+"""Rows written as one SQLite statement: the loader's batches of chunk text (FTS5).
 
-A leaf module (the store, the loader and the FTS5 text index use it; it uses none of them).
+A leaf module (the FTS5 text index uses it; it uses none of the index's modules).
 """
 
 from __future__ import annotations
