@@ -234,12 +234,15 @@ def load_files(
             # Another source: refused here, or with `replace` its content replaced (a reindex).
             replacing = adopt_source(db, corpus, source, replace=replace)
             load = _Load(db, readers, paths, corpus, report, reindex or replacing, hold_chars)
-            framings = load.read(handles)
-            _refuse_unframed(paths, framings, set(streams), partial)
-            # A stream whose producer saw its source in part (a truncated crawl) is no snapshot:
-            # it adds and updates, and removes nothing.
-            report.partial = next((f.partial for f in framings if f.partial), None)
-            load.finish(partial or report.partial is not None, max_delete)
+            try:
+                framings = load.read(handles)
+                _refuse_unframed(paths, framings, set(streams), partial)
+                # A stream whose producer saw its source in part (a truncated crawl) is no
+                # snapshot: it adds and updates, and removes nothing.
+                report.partial = next((f.partial for f in framings if f.partial), None)
+                load.finish(partial or report.partial is not None, max_delete)
+            finally:
+                load.writer.close()  # before the transaction ends, however it ends
     report.seconds = time.perf_counter() - started
     return report
 
@@ -276,6 +279,10 @@ def _refuse_unframed(
             )
 
 
+class _CameBack(Exception):
+    """A document came back after another while streaming (`_Load.read` starts over)."""
+
+
 class _Load:
     """One corpus load inside the store's write transaction.
 
@@ -283,8 +290,9 @@ class _Load:
     document's slices together), so each is settled as soon as the next begins: written while
     the rest is read, its text indexed on the writer's thread. A document that comes back after
     another (split across the input) undoes that: everything written since the savepoint taken
-    at the start is rolled back, and every document is settled after pass 1, reading its lines
-    back from the files, as one whole. Either way the same rows are written, in the same order.
+    at the start is rolled back, pass 1 starts over, and every document is settled after it,
+    reading its lines back from the files, as one whole. Either way the same rows are written,
+    in the same order. Streaming, a settled document's lines are not kept (memory stays flat).
     """
 
     SAVEPOINT = "docs_flatten_streamed"
@@ -339,20 +347,35 @@ class _Load:
         self.added: Counter[str] = Counter()  # new documents by content hash (`_moved`)
 
     def _stop_streaming(self) -> None:
-        """A document came back after another: undo what was written, settle all at the end."""
-        self.writer.close()
+        """A document came back after another: undo what was written, and forget what was read
+        (the lines of a settled document are not kept: memory stays flat while streaming)."""
+        try:
+            self.writer.wait()  # its error, if any, is this load's
+        finally:
+            self.writer.close()
         self.db.execute(f"ROLLBACK TO SAVEPOINT {self.SAVEPOINT}")
         text_index(self.db).prepare_load()  # what it noted for this load was rolled back too
         report = self.report
         report.added = report.updated = report.unchanged = report.removed = report.chunks = 0
+        report.lines, report.malformed = 0, []
         self._start_writing()
-        for doc in self.docs.values():
-            doc.held, doc.settled = None, False
+        self.docs = {}
         self.streaming = False
 
     def read(self, handles: list[IO[bytes]]) -> list[_Framing]:
         """Pass 1: every line read once, grouped by document and fingerprinted (and, while
-        streaming, each document settled once the next begins). Returns each file's framing."""
+        streaming, each document settled once the next begins). Returns each file's framing.
+        A document that comes back after another starts it over, not streaming: every line
+        read again and kept track of, every document settled after it (`finish`)."""
+        try:
+            return self._read(handles)
+        except _CameBack:
+            self._stop_streaming()
+            for handle in handles:
+                handle.seek(0)
+            return self._read(handles)
+
+    def _read(self, handles: list[IO[bytes]]) -> list[_Framing]:
         report, docs = self.report, self.docs
         framings = [_Framing() for _ in handles]
         doc: _Doc | None = None
@@ -393,7 +416,7 @@ class _Load:
                         if not self.streaming:
                             doc.held = None
                     elif self.streaming:
-                        self._stop_streaming()
+                        raise _CameBack
                     previous = source
                 if ordinal < 0:
                     ordinal = len(doc.lines) + 1
@@ -461,8 +484,16 @@ class _Load:
     def _settle(self, source: str, doc: _Doc) -> None:
         """Skip an unchanged document (noting a moved provenance) or write a new or changed
         one, replacing what the store held."""
-        report = self.report
         held, doc.held, doc.settled = doc.held, None, True
+        try:
+            self._write_or_skip(source, doc, held)
+        finally:
+            if self.streaming:  # settled for good: only its source is remembered
+                doc.lines, doc.ordinals = [], set()
+
+    def _write_or_skip(self, source: str, doc: _Doc, held: list[bytes | Record] | None) -> None:
+        """`_settle` with the document's held lines taken from it."""
+        report = self.report
         lines = doc.lines_digest.hexdigest()
         current = self.existing.get(source)
         known = current[1] if current and not self.reindex else ""  # a reindex writes anew
@@ -520,7 +551,9 @@ class _Load:
             line = self._line(doc, held, at)
             if isinstance(line, bytes):
                 line = line.rstrip(b"\r\n")
-                if native_head(line) is None:  # parsed in pass 1: it parses now
+                # Held, it is ours (pass 1 holds other layouts as records); read back from the
+                # file, it may be another layout, parsed in pass 1: it parses now.
+                if held is None and native_head(line) is None:
                     line = decode_line(line, f"{self.paths[f].name}#L{number}")
             ours = line if isinstance(line, bytes) else encode_line(line).rstrip(b"\n")
             content_digest(ours, digest)
@@ -610,17 +643,27 @@ def delete_document(db: sqlite3.Connection, doc_id: int, corpus_id: int) -> None
 _json = json.JSONEncoder(ensure_ascii=False).encode
 
 
+DOCUMENT_ROWS = (
+    "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, lang, url, "
+    "repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, locale) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+CHUNK_ROWS = (
+    "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
+    "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
 class _BatchWriter:
     """Inserts documents and chunks in batches, with ids assigned here (no round trip per row).
 
     A batch's text is indexed on a second thread while this one parses the next: SQLite
     releases the GIL for a whole statement, and each FTS5 table's batch is one statement (see
-    `index.textindex.fts5`), so the writer takes the GIL once
-    a batch, not once a row (`executemany` on a second thread was slower: it waited for the GIL
-    at every row). One batch
-    at most is in flight, so memory stays flat, and the connection runs one statement at a time:
-    this thread waits for the batch in flight before it writes again, and nothing else may use
-    the connection until `close()`.
+    `index.bulk.bulk_insert`), so the writer takes the GIL a few times a batch, not once a row
+    (`executemany` on a second thread was slower: it waited for the GIL at every row). One
+    batch at most is in flight, so memory stays flat, and the connection runs one statement at
+    a time: this thread waits for the batch in flight before it writes again, and nothing else
+    may use the connection until `close()`.
     """
 
     # Content per batch: each FTS5 statement ends in a segment of its own (SQLite opens a
@@ -642,6 +685,7 @@ class _BatchWriter:
         self.batch_limit = self.FIRST_BATCH_CHARS
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
+        self.closing = False
 
     def delete(self, doc_id: int) -> None:
         """Delete a document before the rows that replace it are written."""
@@ -678,33 +722,32 @@ class _BatchWriter:
 
     def flush(self) -> None:
         """Write the rows so far: documents and chunks here, their text on the writing thread
-        (once the batch before them is written: one statement at a time on the connection)."""
-        deletes, documents, chunks = self.deletes, self.documents, self.chunks
-        # Made ready while the batch in flight is written (what the text index can do off
-        # the connection), so the writing thread spends its turn in SQLite alone.
-        write = text_index(self.db).stage_chunks(self.corpus_id, self.texts) if self.texts else None
+        (once the batch before them is written: one statement at a time on the connection).
+        Writing the rows there too, as one JSON statement a table, was no faster: SQLite is
+        the longer of the two threads, and such rows cost it more than bound ones."""
+        db, corpus_id = self.db, self.corpus_id
+        deletes, documents, chunks, texts = self.deletes, self.documents, self.chunks, self.texts
         self.deletes, self.documents, self.chunks, self.texts = [], [], [], []
         self.batch_chars, self.batch_limit = 0, self.BATCH_CHARS
+        # Made ready while the batch in flight is written (what the text index can do off
+        # the connection), so the writing thread spends its turn in SQLite alone.
+        index = text_index(db)
+        write_text = index.stage_chunks(corpus_id, texts) if texts else None
         self.wait()
-        db = self.db
-        for doc_id in deletes:
-            delete_document(db, doc_id, self.corpus_id)
-        db.executemany(
-            "INSERT INTO documents (id, corpus_id, source, fingerprint, doc_hash, title, kind, "
-            "lang, url, repo_url, commit_sha, ref, repo_path, dirty, chunks, chars, indexed_at, "
-            "locale) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            documents,
-        )
-        text_index(db).write_documents(
-            [DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents]
-        )
-        db.executemany(
-            "INSERT INTO chunks (id, document_id, ordinal, hash, title, section, anchor, symbol, "
-            "start_line, end_line, kind, redactions, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            chunks,
-        )
-        if write is not None:
-            self._writing = self._thread.submit(write)
+        for doc_id in deletes:  # before the rows that replace them (one source, one row)
+            delete_document(db, doc_id, corpus_id)
+        db.executemany(DOCUMENT_ROWS, documents)
+        index.write_documents([DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents])
+        db.executemany(CHUNK_ROWS, chunks)
+        if write_text is not None:
+            self._writing = self._thread.submit(self._write, [write_text])
+
+    def _write(self, writes: list[Callable[[], object]]) -> None:
+        """A batch's statements, on the writing thread; none after `close()` began."""
+        for write in writes:
+            if self.closing:
+                return
+            write()
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
@@ -713,11 +756,22 @@ class _BatchWriter:
             writing.result()
 
     def close(self) -> None:
-        """Nothing in flight when the transaction ends, however this load ends (an error here
-        gives way to the one already raised)."""
-        with contextlib.suppress(Exception):
-            self.wait()
-        self._thread.shutdown()
+        """Nothing in flight when the transaction ends, however this load ends: the batch in
+        flight stops after its current statement, and this waits for it, through a second stop
+        too. A statement of it run after the rollback would run on its own and commit, and one
+        run after the store is closed would crash the process. (Its error, if any, gives way to
+        the one already raised.)"""
+        self.closing = True
+        self._writing = None
+        stopped: BaseException | None = None
+        while True:
+            try:
+                self._thread.shutdown(wait=True)  # joins the thread: the batch has ended
+                break
+            except BaseException as exc:  # a second Ctrl-C or SIGTERM: wait all the same
+                stopped = exc
+        if stopped is not None:
+            raise stopped
 
 
 def _spool(name: str, fill: Callable[[IO[bytes]], None]) -> Path:

@@ -241,3 +241,48 @@ def test_a_renamed_folder_is_no_removal_for_the_limit_on_either_store(store_url,
         load_files(store, [jsonl(tmp_path / "a.jsonl", docs)], "c")
         report = load_files(store, [jsonl(tmp_path / "b.jsonl", moved)], "c")
     assert (report.added, report.removed) == (12, 12)
+
+
+# 5. A stop while a batch is being written leaves nothing behind.
+
+
+def test_a_stop_while_a_batch_is_written_on_the_second_thread_commits_none_of_it(tmp_path):
+    """The batch in flight is finished (or abandoned) before the transaction is rolled back:
+    a statement of it run after the rollback would run on its own, and commit. The stop lands
+    while the writing thread is inside its first statement (SQLite's progress handler, a real
+    callback of that thread, raises it on the reading thread and lets the statement go on)."""
+    import signal
+    import threading
+    import time
+
+    from index import loader
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    records = [record(f"guide/{i}.md", 1, f"document {i} about otters " * 40) for i in range(3000)]
+    path = jsonl(tmp_path / "a.jsonl", records)
+    main = threading.main_thread().ident
+    sent: list[bool] = []
+
+    def on_writer_thread() -> int:
+        if threading.current_thread().name.startswith("docs-flatten-load") and not sent:
+            sent.append(True)
+            signal.pthread_kill(main, signal.SIGUSR1)
+            time.sleep(0.3)  # the reading thread's stop lands meanwhile
+        return 0
+
+    previous = signal.signal(signal.SIGUSR1, stop)
+    try:
+        with Store.open(tmp_path / "store") as store:
+            store.db.set_progress_handler(on_writer_thread, 1000)
+            with pytest.raises(KeyboardInterrupt):
+                loader.load_files(store, [path], "c", hold_chars=1 << 30)
+            store.db.set_progress_handler(None, 0)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert sent
+    with Store.open(tmp_path / "store", readonly=True) as store:
+        tables = ("corpora", "documents", "chunks", "chunks_fts", "documents_fts")
+        counts = [store.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
+    assert counts == [0, 0, 0, 0, 0]

@@ -314,3 +314,49 @@ def test_fingerprints_of_the_previous_version_match_and_are_rewritten(store, tmp
     assert (report.unchanged, report.chunks) == (40, 0)
     assert fingerprints(store) == full
     assert store.db.execute("SELECT id FROM chunks ORDER BY id").fetchall() == chunk_ids
+
+
+CELLS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.integers(min_value=2**63, max_value=2**70)
+    | st.text()
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=6))
+def test_a_bulk_insert_stores_what_executemany_stores(rows):
+    """One JSON statement (`bulk_insert`) writes the values, and their types, that binding each
+    row writes, or fails as it fails: what JSON cannot carry goes row by row."""
+    import sqlite3
+
+    from index.bulk import bulk_insert
+
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    numbered = [(n, *row) for n, row in enumerate(rows)]
+    outcomes = []
+    for table, write in (("bound", None), ("bulk", bulk_insert)):
+        db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, a, b TEXT, c INTEGER)")
+        sql = f"INSERT INTO {table} (id, a, b, c) VALUES (?, ?, ?, ?)"
+        try:
+            if write is None:
+                db.executemany(sql, numbered)
+            else:
+                write(db, sql, numbered)()
+        except Exception as exc:
+            outcomes.append(type(exc))
+            continue
+        outcomes.append(db.execute(
+            f"SELECT id, a, typeof(a), b, typeof(b), c, typeof(c) FROM {table} ORDER BY id"
+        ).fetchall())  # fmt: skip
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_title_holding_a_nul_is_stored_whole(tmp_path):
+    with Store.open(tmp_path / "store") as store:
+        load_records(store, [record("a.md", 1, "otters", title="Before\x00after")], "docs")
+        titles = store.db.execute("SELECT d.title, c.title FROM chunks c JOIN documents d "
+                                  "ON d.id = c.document_id").fetchall()  # fmt: skip
+        assert titles == [("Before\x00after", "Before\x00after")]

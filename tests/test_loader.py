@@ -381,3 +381,29 @@ def test_a_byte_order_mark_alone_on_a_line_is_a_blank_line(tmp_path):
     with Store.open(tmp_path / "s") as store, pytest.raises(EmptyInput) as empty:
         load_files(store, [tmp_path / "bom.jsonl"], "c")
     assert "malformed" not in str(empty.value)
+
+
+def test_a_streamed_load_keeps_no_lines_of_the_documents_it_has_settled(tmp_path, monkeypatch):
+    """Memory stays flat: four times the lines in four times the documents raise the load's
+    peak of Python memory by less than a quarter (what each line needs is let go once its
+    document is written; a document that comes back starts pass 1 over instead). Documents too
+    large to hold, so that their lines are what pass 1 keeps."""
+    import tracemalloc
+
+    from index.loader import _BatchWriter
+
+    monkeypatch.setattr(_BatchWriter, "BATCH_CHARS", 1 << 14)
+    monkeypatch.setattr(_BatchWriter, "FIRST_BATCH_CHARS", 1 << 14)
+    peaks = []
+    for documents in (4, 16):
+        path = jsonl(tmp_path / f"{documents}.jsonl", [
+            record(f"d{d}.md", k, f"line {k} of {d}")
+            for d in range(documents)
+            for k in range(1, 3001)
+        ])  # fmt: skip
+        with Store.open(tmp_path / f"store-{documents}") as store:
+            tracemalloc.start()
+            load_files(store, [path], "c", hold_chars=1 << 10)  # its lines read back
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    assert peaks[1] < 1.25 * peaks[0], peaks

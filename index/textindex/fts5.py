@@ -7,15 +7,13 @@ document's title and path words, and the fts5vocab tables count terms.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-import orjson
-
+from index.bulk import bulk_insert
 from index.lexical import WEIGHTS
 from index.scope import CHUNKS
 from index.text import fts_string
@@ -114,7 +112,7 @@ class Fts5TextIndex:
         statement), so the loader's second thread spends its time in SQLite alone."""
         if not rows:
             return lambda: None
-        insert = _rows_insert(
+        insert = bulk_insert(
             self.db,
             "INSERT INTO chunks_fts (rowid, title, section, symbol, body, parts) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -241,18 +239,3 @@ def marked_spans(rows: Iterable[tuple[int, str, str]]) -> dict[int, tuple[list[s
         int(doc_id): (MARKED.findall(title or ""), MARKED.findall(path or ""))
         for doc_id, title, path in rows
     }
-
-
-def _rows_insert(
-    db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]
-) -> Callable[[], object]:
-    """`executemany(sql, rows)` as one statement over the rows as a JSON array, which SQLite
-    runs without the GIL (see the loader's `_BatchWriter`); the array is made now, the statement
-    runs when the result is called. A row holding a NUL goes row by row: SQLite's JSON ends a
-    string at its first NUL, and a bound parameter does not."""
-    payload = orjson.dumps(rows)
-    if b"\\u0000" in payload:
-        return functools.partial(db.executemany, sql, rows)
-    head, _, values = sql.partition(" VALUES ")
-    columns = ", ".join(f"value ->> {i}" for i in range(values.count("?")))
-    return functools.partial(db.execute, f"{head} SELECT {columns} FROM json_each(?)", (payload,))

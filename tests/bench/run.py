@@ -17,6 +17,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+# The project this file sits in comes first: the index and hybrid parts import its code in
+# process, so a base checkout measured with another checkout's venv measures itself.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import crawl_bench
