@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as finished
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -751,9 +752,9 @@ class _BatchWriter:
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()
+        if self._writing is not None:
+            self._writing.result()  # a stop here leaves it in flight, for `close()` to wait for
+            self._writing = None
 
     def close(self) -> None:
         """Nothing in flight when the transaction ends, however this load ends: the batch in
@@ -762,14 +763,19 @@ class _BatchWriter:
         run after the store is closed would crash the process. (Its error, if any, gives way to
         the one already raised.)"""
         self.closing = True
-        self._writing = None
         stopped: BaseException | None = None
         while True:
+            # Not `Thread.join()`: on Python 3.11 a join a signal interrupts marks the thread
+            # ended while it still runs (bpo-45274's fix), and the next join returns at once.
+            # The future's event can be waited for again.
             try:
-                self._thread.shutdown(wait=True)  # joins the thread: the batch has ended
+                if self._writing is not None:
+                    finished([self._writing])
                 break
             except BaseException as exc:  # a second Ctrl-C or SIGTERM: wait all the same
                 stopped = exc
+        self._writing = None
+        self._thread.shutdown(wait=False)  # idle now: its thread ends on its own
         if stopped is not None:
             raise stopped
 

@@ -286,3 +286,36 @@ def test_a_stop_while_a_batch_is_written_on_the_second_thread_commits_none_of_it
         tables = ("corpora", "documents", "chunks", "chunks_fts", "documents_fts")
         counts = [store.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
     assert counts == [0, 0, 0, 0, 0]
+
+
+def test_a_stop_during_close_still_waits_for_the_batch_in_flight(tmp_path):
+    """`close()` waits through a stop: on Python 3.11 a `Thread.join()` that a signal
+    interrupts marks the thread ended while it runs on (the next join returns at once), and a
+    store closed under the writing thread crashes the process."""
+    import signal
+    import threading
+    import time
+
+    from index.loader import _BatchWriter
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    ended = threading.Event()
+
+    def slow_statement() -> None:
+        time.sleep(0.6)
+        ended.set()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    try:
+        with Store.open(tmp_path / "store") as store:
+            writer = _BatchWriter(store.db)
+            writer._writing = writer._thread.submit(writer._write, [slow_statement])
+            signal.setitimer(signal.ITIMER_REAL, 0.15)  # lands while close() waits
+            with pytest.raises(KeyboardInterrupt):
+                writer.close()
+            assert ended.is_set()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
