@@ -831,11 +831,15 @@ def spool_stdin() -> Path:
     return _spool("stdin", lambda out: shutil.copyfileobj(sys.stdin.buffer, out))
 
 
-def spool_pipe(path: Path) -> Path:
-    """A named pipe, or a process substitution (`index <(...)`, a /dev/fd/N pipe), to a
-    temporary file: it can be read once, and the two passes read it twice."""
-    with open(path, "rb") as handle:
-        return _spool("pipe", lambda out: shutil.copyfileobj(handle, out))
+def spool_stream(stream: IO[bytes], name: str, first: bytes = b"") -> Path:
+    """A stream that can be read once (a named pipe, a process substitution's /dev/fd/N) to a
+    temporary file the two passes can read twice; `first`: what was read of it already."""
+
+    def fill(out: IO[bytes]) -> None:
+        out.write(first)
+        shutil.copyfileobj(stream, out)
+
+    return _spool(name, fill)
 
 
 def stdin_is_stream() -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from flatten.errors import FlattenError, UsageError, write_failed
+from flatten.errors import FlattenError, UsageError
 
 FOLDER, FILE, PIPE = "folder", "file", "pipe"
 # How long a named pipe may wait for a program to open it for writing. A writer started first
@@ -146,19 +146,6 @@ def _hung_up(fd: int) -> bool:
 
 
 def _spool(path: Path, first: bytes, stream: IO[bytes]) -> Path:
-    import shutil
-    import tempfile
+    from index.loader import spool_stream  # the loader's own temporary copy (index only)
 
-    handle, name = tempfile.mkstemp(prefix="docs-flatten-pipe", suffix=".jsonl")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(first)
-            shutil.copyfileobj(stream, out)
-    except OSError as exc:  # a full disk says so
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-        raise write_failed(f"the temporary copy of {path} ({name})", exc) from exc
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
+    return spool_stream(stream, "pipe", first)
