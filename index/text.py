@@ -13,7 +13,10 @@ _UPPER = re.compile(r"[A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # CSI/OSC and other escape sequences, then any remaining C0/C1 control except \n and \t.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls, and the bidirectional embeddings, overrides and isolates (U+202A-202E,
+# U+2066-2069) that make text display in another order than it reads (Trojan Source,
+# CVE-2021-42574); the plain marks LRM, RLM and ALM stay: right-to-left prose needs them.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 STOPWORDS = frozenset(
     [

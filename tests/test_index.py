@@ -229,6 +229,24 @@ def test_terminal_control_sequences_are_stripped_where_text_leaves_the_tool(stor
         assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, args
 
 
+def test_bidi_overrides_are_stripped_where_text_leaves_the_tool(store, tmp_path):
+    """A name or text holding U+202E shows in another order than it reads (Trojan Source);
+    right-to-left prose and its plain marks (U+200F) are shown as they are."""
+    evil = record("invoice\u202etxt.exe.md", 1, "access \u2067granted\u2069 level \u200fשלום",
+                  title="admin\u202aonly\u202c")  # fmt: skip
+    load_files(store, [jsonl(tmp_path / "a.jsonl", [evil])], "docs")
+    for args in (("search", "access granted"), ("search", "access granted", "--json"),
+                 ("toc",), ("get", "invoice\u202etxt.exe.md")):  # fmt: skip
+        shown = run_cli(*args, "--store", store.location)
+        assert shown.code == 0 and shown.stdout, args
+        text = json.dumps(json.loads(shown.stdout), ensure_ascii=False) if "--json" in args \
+            else shown.stdout  # fmt: skip
+        assert not any(c in text for c in "\u202a\u202c\u202e\u2067\u2069"), args
+    assert "invoicetxt.exe.md" in run_cli("toc", "--store", store.location).stdout
+    shown = run_cli("get", "invoice\u202etxt.exe.md", "--store", store.location).stdout
+    assert "access granted level \u200fשלום" in shown
+
+
 def test_citation_rules_map_sources_with_groups_builtins_and_encoding():
     rules = parse_rules([
         {"pattern": r"^docs/(?P<page>.+)\.md$", "replace": "https://x.dev/${page}/#$anchor"},
