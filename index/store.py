@@ -116,6 +116,7 @@ class Store:
         directory = store_dir(store)
         path = directory / DB_NAME
         _refuse_links(path)
+        _refuse_odd_shapes(directory, path)
         if readonly:
             if not path.exists():
                 raise StoreError(
@@ -277,6 +278,28 @@ def _refuse_links(path: Path) -> None:
             )
 
 
+def _refuse_odd_shapes(directory: Path, path: Path) -> None:
+    """A store is a folder holding a file: a file given as the store, or a folder where its
+    index.sqlite goes, is said plainly (a reader was told to build an index there, and SQLite
+    answered a folder with a disk I/O error)."""
+    if directory.exists() and not directory.is_dir():
+        raise _not_a_folder(directory)
+    if path.exists() and not path.is_file():
+        raise StoreError(
+            f"the store {directory} holds {path.name}, but it is not a file",
+            reason="store-unreadable",
+            hint="point --store at a store's folder, or at a path that does not exist yet",
+        )
+
+
+def _not_a_folder(directory: Path) -> StoreError:
+    return StoreError(
+        f"the store {directory} is not a folder",
+        reason="store-not-a-folder",
+        hint="point --store at a folder, or at a path that does not exist yet",
+    )
+
+
 def _readonly_uri(path: Path) -> str:
     """A read-only connection's URI. A store on a read-only volume (a Docker or Kubernetes
     mount) has no `-shm` file and no way to make one, which SQLite's WAL readers need: there,
@@ -299,11 +322,7 @@ def _make_folder(directory: Path) -> None:
             directory.mkdir(mode=0o700)
         except FileExistsError:
             if not directory.is_dir():
-                raise StoreError(
-                    f"the store {directory} is not a folder",
-                    reason="store-not-a-folder",
-                    hint="point --store at a folder, or at a path that does not exist yet",
-                ) from None
+                raise _not_a_folder(directory) from None
             return
         os.chmod(directory, 0o700)  # mkdir's mode passes through the umask
     except OSError as exc:

@@ -319,3 +319,19 @@ def test_a_stop_during_close_still_waits_for_the_batch_in_flight(tmp_path):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_store_that_is_a_file_or_holds_a_folder_for_its_index_is_said_plainly(tmp_path):
+    """A reader was told to build an index in a file, and SQLite called a folder where the
+    index goes a disk I/O error; both are named, on reads and writes, and nothing is made."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    odd = tmp_path / "odd"
+    (odd / "index.sqlite").mkdir(parents=True)
+    records = jsonl(tmp_path / "a.jsonl", [record("a.md", 1, "otters")])
+    for store, reason in ((a_file, "is not a folder"), (odd, "it is not a file")):
+        for args in (("search", "otters"), ("index", records, "--corpus", "c")):
+            result = run_cli(*args, "--store", store)
+            assert_clean_failure(result, 1, reason)
+            assert "build it with" not in result.stderr and "disk I/O" not in result.stderr
+    assert a_file.read_text() == "mine\n" and [p.name for p in odd.iterdir()] == ["index.sqlite"]
