@@ -25,6 +25,13 @@ from flatten.parallel import (
 )
 from tests.conftest import PROJECT
 
+# Items enough for worker processes, a chunk size and a window: any run's shape.
+_any_run = given(
+    st.lists(st.integers(0, 10**6), min_size=MIN_ITEMS_FOR_PROCESSES, max_size=700),
+    st.integers(1, 40),
+    st.integers(1, 12),
+)
+
 
 def _square_or_fail(x: int) -> int:
     if x == -1:
@@ -33,11 +40,7 @@ def _square_or_fail(x: int) -> int:
 
 
 @settings(max_examples=10, deadline=None)
-@given(
-    st.lists(st.integers(0, 10**6), min_size=MIN_ITEMS_FOR_PROCESSES, max_size=700),
-    st.integers(1, 40),
-    st.integers(1, 12),
-)
+@_any_run
 def test_results_come_in_input_order_whatever_the_chunks_and_window(items, chunk_size, window):
     got = list(ordered_map(_square_or_fail, items, workers=2, chunk_size=chunk_size,
                            window=window))  # fmt: skip
@@ -97,11 +100,7 @@ def _chunk_sum(chunk: list[int]) -> tuple[int, int]:
 
 
 @settings(max_examples=10, deadline=None)
-@given(
-    st.lists(st.integers(0, 10**6), min_size=MIN_ITEMS_FOR_PROCESSES, max_size=700),
-    st.integers(1, 40),
-    st.integers(1, 12),
-)
+@_any_run
 def test_chunks_are_folded_whole_and_come_back_in_order(items, chunk_size, window):
     got = list(ordered_chunks(_chunk_sum, items, workers=2, chunk_size=chunk_size,
                               window=window))  # fmt: skip
