@@ -46,5 +46,5 @@ def test_each_trigger_hits_where_pythons_re_does_in_the_lower_cased_text(text):
 def test_findings_are_those_of_pythons_re_alone(text):
     with_re2 = find_secrets(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scan, "RE2_TRIGGERS", {})
+        patch.setattr(scan, "fast_trigger", lambda trigger: None)  # every trigger by re
         assert find_secrets(text) == with_re2
