@@ -97,7 +97,6 @@ class Batch:
     records: list[Record] = field(default_factory=list)  # empty when encoded
     encoded: EncodedLines | None = None  # the records' lines, when the tree asked for a layout
     files: int = 0
-    kept: int = 0
     size: int = 0  # bytes read
     kinds: Counter[str] = field(default_factory=Counter)
     skips: list[Skip] = field(default_factory=list)
@@ -116,7 +115,6 @@ def process_files(tree: _Tree, jobs: list[_Job]) -> Batch:
         if outcome.skip is not None:
             batch.skips.append(outcome.skip)
             continue
-        batch.kept += 1
         batch.records += outcome.records
         batch.kinds.update(outcome.kinds)
         batch.redactions.update(outcome.redactions)
@@ -300,13 +298,13 @@ def flatten_tree(
         report.bytes_read += batch.size
         for skip in batch.skips:
             report.skip(skip)
-        report.keep_counted(batch.kinds, batch.redactions, batch.placeholders, files=batch.kept)
+        kept = batch.files - len(batch.skips)  # a file is skipped or kept
+        report.keep_counted(batch.kinds, batch.redactions, batch.placeholders, files=kept)
         report.notes += batch.notes
-        if batch.encoded is not None:
-            if batch.encoded.count:
-                yield batch.encoded
-        else:
+        if batch.encoded is None:
             yield from batch.records
+        elif batch.encoded.count:
+            yield batch.encoded
         report.seconds = time.perf_counter() - started
         if on_progress:
             on_progress(report)

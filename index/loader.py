@@ -85,6 +85,8 @@ class EmptyInput(FlattenError):
     no snapshot of anything, so it never empties a corpus (`empty-input`, nothing written).
     Removing a corpus is asked for by name (`index.drop`)."""
 
+    held = 1  # documents the corpus holds (0: none, no corpus was made): `drop` is named if any
+
 
 def check_corpus_name(name: str) -> str:
     """A corpus name, or `UsageError`: an empty or blank name would load a corpus that no
@@ -614,7 +616,7 @@ def _empty_input(report: LoadReport, held: int) -> EmptyInput:
         hint="check the input (a failed or cut-short producer?)"
         + ("; a corpus is removed only when asked by name" if held else ""),
     )
-    error.held = held  # the CLI names `drop` only for a corpus that holds documents
+    error.held = held
     return error
 
 

@@ -38,7 +38,7 @@ class Command(TyperCommand):
             args = [_respell(arg, self.aliases) for arg in args]
         given = list(args)  # the parser consumes the list it is given
         try:
-            _refuse_empty_paths(ctx, self.get_params(ctx), given)
+            _refuse_empty_paths(ctx, self.params, given)  # options only: no help to prepare
             return super().parse_args(ctx, args)
         except UsageError as exc:  # typer's own click: `click.UsageError` is another class
             if "--json" in given[: given.index("--") if "--" in given else None]:

@@ -15,7 +15,6 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from flatten.errors import FlattenError, UsageError
 
@@ -108,7 +107,9 @@ def spool_named_pipe(path: Path, patience: float = PIPE_PATIENCE) -> Path:
         first = _first_byte(fd, path, patience)
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as stream:
-            return _spool(path, first, stream)
+            from index.loader import spool_stream  # the loader's own temporary copy
+
+            return spool_stream(stream, "pipe", first)
     finally:
         os.close(fd)
 
@@ -143,9 +144,3 @@ def _hung_up(fd: int) -> bool:
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     return any(events & select.POLLHUP for _, events in poller.poll(0))
-
-
-def _spool(path: Path, first: bytes, stream: IO[bytes]) -> Path:
-    from index.loader import spool_stream  # the loader's own temporary copy (index only)
-
-    return spool_stream(stream, "pipe", first)

@@ -130,7 +130,7 @@ def load_into(
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise
     except EmptyInput as exc:
-        if getattr(exc, "held", 1):  # a corpus that is not there is not one to drop
+        if exc.held:  # a corpus that is not there is not one to drop
             where = store_flag(store.location if store is not None else store_target(store_dir))
             exc.hint = (
                 "check the input (a failed or cut-short producer?); to remove the corpus, "
