@@ -24,6 +24,7 @@ from typing import Any
 from flatten.corpus_names import source_corpus
 from flatten.errors import FlattenError, UsageError
 from flatten.record import Record, place
+from flatten.shown import one_line
 
 STYLES = ("markdown", "xml")
 ENCODINGS = ("cl100k_base", "estimate")
@@ -158,13 +159,13 @@ def _fence(content: str) -> str:
 
 
 def _slice_header(record: Record) -> str:
-    where = place(record.source, record.start_line, record.end_line,
+    where = place(one_line(record.source), record.start_line, record.end_line,
                   dict(record.meta).get("lineUnit"))  # fmt: skip
-    return where if record.title == record.source else f"{where} · {record.title}"
+    return where if record.title == record.source else f"{where} · {one_line(record.title)}"
 
 
 def markdown_file(source: str, records: Sequence[Record]) -> str:
-    parts = [f"## {source}\n"]
+    parts = [f"## {one_line(source)}\n"]  # a name cannot forge a header
     for record in records:
         fence = _fence(record.content)
         lang = record.lang if record.lang not in (None, "text") else ""
@@ -235,7 +236,8 @@ def pack(
     head, render_file, tail = _RENDERERS[style]
     groups = group_by_file(records)
     sections = [render_file(source, recs) for source, recs in groups]
-    text = "\n".join([head(title, render_tree([tree_path(s) for s, _ in groups])), *sections])
+    tree = render_tree([one_line(tree_path(source)) for source, _ in groups])
+    text = "\n".join([head(title, tree), *sections])
     text += tail
     files = tuple(
         PackedFile(source, recs, counter.count(section))
@@ -271,5 +273,6 @@ def token_table(packed: Pack, n: int = TOP_FILES) -> str:
         counts = [f"{approx}{f.tokens:,}" for f in largest]
         width = max(map(len, counts))
         lines.append(f"largest {len(largest)} files:")
-        lines += [f"  {count:>{width}}  {f.path}" for count, f in zip(counts, largest, strict=True)]
+        lines += [f"  {count:>{width}}  {one_line(f.path)}"
+                  for count, f in zip(counts, largest, strict=True)]  # fmt: skip
     return "\n".join(lines)

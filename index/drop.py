@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 from flatten.errors import UsageError
+from flatten.shown import one_line
 from index.loader import LoadReport, check_corpus_name, delete_document
 from index.store import Store
-from index.text import one_line
 from index.textindex import text_index
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flatten.shown import ESCAPED_BIDI, as_written
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 # The index tokenizer's (unicode61's) tokens: runs of letters and digits; `_`, punctuation and
 # spaces separate them. The one definition for every module that splits text as the index does.
@@ -13,10 +15,7 @@ _UPPER = re.compile(r"[A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # CSI/OSC and other escape sequences, then any remaining C0/C1 control except \n and \t.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-# C0 and C1 controls, and the bidirectional embeddings, overrides and isolates (U+202A-202E,
-# U+2066-2069) that make text display in another order than it reads (Trojan Source,
-# CVE-2021-42574); the plain marks LRM, RLM and ALM stay: right-to-left prose needs them.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 STOPWORDS = frozenset(
     [
@@ -160,8 +159,10 @@ def fts_string(word: str) -> str:
 
 
 def safe_display(text: str) -> str:
-    """Indexed text is untrusted: strip terminal escape and control sequences before printing."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+    """Indexed text is untrusted: strip terminal escape and control sequences before printing,
+    and write bidirectional overrides as `\\u202e` (the plain marks LRM, RLM and ALM stay:
+    right-to-left prose needs them), so nothing displays in another order than it reads."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text)).translate(ESCAPED_BIDI)
 
 
 def clean(text: str) -> str:
@@ -175,25 +176,11 @@ def clean(text: str) -> str:
     return redact(safe_display(text)).text
 
 
-_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
-
-
-def one_line(text: str) -> str:
-    """A field shown inside a line of text (a path, a title): its line breaks written as `\\n`,
-    so a file named with a newline cannot break the layout or forge a line of output."""
-    return text.translate(_LINE_BREAKS)
-
-
-_SHOWN_BREAKS = re.compile(r"\\[nrt]")
-_BREAKS = {"n": "\n", "r": "\r", "t": "\t"}
-
-
 def sources_as_shown(shown: str) -> list[str]:
     """The sources a person may mean by `shown`, copied from a line of output: itself, then
-    with `one_line`'s `\\n`, `\\r`, `\\t` read back as the characters (a file named with a
-    newline is printed as `de\\nploy.md`, and that token must work when given back)."""
-    written = _SHOWN_BREAKS.sub(lambda m: _BREAKS[m.group()[1]], shown)
-    return list(dict.fromkeys([shown, written]))
+    with `one_line`'s escapes read back as the characters (a file named with a newline is
+    printed as `de\\nploy.md`, and that token must work when given back)."""
+    return list(dict.fromkeys([shown, as_written(shown)]))
 
 
 def clean_json(value: Any) -> Any:

@@ -229,9 +229,10 @@ def test_terminal_control_sequences_are_stripped_where_text_leaves_the_tool(stor
         assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, args
 
 
-def test_bidi_overrides_are_stripped_where_text_leaves_the_tool(store, tmp_path):
-    """A name or text holding U+202E shows in another order than it reads (Trojan Source);
-    right-to-left prose and its plain marks (U+200F) are shown as they are."""
+def test_bidi_overrides_are_written_as_escapes_where_text_leaves_the_tool(store, tmp_path):
+    """A name or text holding U+202E shows in another order than it reads (Trojan Source): it
+    is written `\\u202e`, and the name as shown works when given back; right-to-left prose and
+    its plain marks (U+200F) are shown as they are."""
     evil = record("invoice\u202etxt.exe.md", 1, "access \u2067granted\u2069 level \u200fשלום",
                   title="admin\u202aonly\u202c")  # fmt: skip
     load_files(store, [jsonl(tmp_path / "a.jsonl", [evil])], "docs")
@@ -242,9 +243,11 @@ def test_bidi_overrides_are_stripped_where_text_leaves_the_tool(store, tmp_path)
         text = json.dumps(json.loads(shown.stdout), ensure_ascii=False) if "--json" in args \
             else shown.stdout  # fmt: skip
         assert not any(c in text for c in "\u202a\u202c\u202e\u2067\u2069"), args
-    assert "invoicetxt.exe.md" in run_cli("toc", "--store", store.location).stdout
-    shown = run_cli("get", "invoice\u202etxt.exe.md", "--store", store.location).stdout
-    assert "access granted level \u200fשלום" in shown
+    shown_name = "invoice\\u202etxt.exe.md"
+    assert shown_name in run_cli("toc", "--store", store.location).stdout
+    for name in (shown_name, "invoice\u202etxt.exe.md"):
+        shown = run_cli("get", name, "--store", store.location).stdout
+        assert "access \\u2067granted\\u2069 level \u200fשלום" in shown
 
 
 def test_citation_rules_map_sources_with_groups_builtins_and_encoding():

@@ -19,8 +19,9 @@ import typer
 
 from flatten.errors import FlattenError
 from flatten.jsonform import to_json
+from flatten.shown import one_line
 from index.errors import QueryError
-from index.text import clean, clean_json, one_line
+from index.text import clean, clean_json
 
 if TYPE_CHECKING:
     from typer._click.core import Context
