@@ -137,7 +137,6 @@ class _Doc:
     # document is settled after pass 1: its lines are then read back from the files.
     held: list[bytes | Record] | None = field(default_factory=list)
     held_chars: int = 0
-    settled: bool = False  # written, or found unchanged
 
 
 @dataclass
@@ -487,7 +486,7 @@ class _Load:
     def _settle(self, source: str, doc: _Doc) -> None:
         """Skip an unchanged document (noting a moved provenance) or write a new or changed
         one, replacing what the store held."""
-        held, doc.held, doc.settled = doc.held, None, True
+        held, doc.held = doc.held, None
         try:
             self._write_or_skip(source, doc, held)
         finally:
@@ -743,13 +742,11 @@ class _BatchWriter:
         index.write_documents([DocumentText(d[0], *document_fields(d[2], d[5])) for d in documents])
         db.executemany(CHUNK_ROWS, chunks)
         if write_text is not None:
-            self._writing = self._thread.submit(self._write, [write_text])
+            self._writing = self._thread.submit(self._write, write_text)
 
-    def _write(self, writes: list[Callable[[], object]]) -> None:
-        """A batch's statements, on the writing thread; none after `close()` began."""
-        for write in writes:
-            if self.closing:
-                return
+    def _write(self, write: Callable[[], object]) -> None:
+        """A batch's text, on the writing thread; not after `close()` began."""
+        if not self.closing:
             write()
 
     def wait(self) -> None:

@@ -69,7 +69,7 @@ def _blocks(
 
 
 class _Sizes:
-    """_Sizes of runs of lines in one range, each line with its newline: in constant time from
+    """Sizes of runs of lines in one range, each line with its newline: in constant time from
     running totals, and the longest run that fits a budget by bisecting them."""
 
     def __init__(self, lines: Sequence[str], start: int, end: int) -> None:

@@ -316,7 +316,7 @@ def test_a_stop_during_close_still_waits_for_the_batch_in_flight(tmp_path):
     try:
         with Store.open(tmp_path / "store") as store:
             writer = _BatchWriter(store.db)
-            writer._writing = writer._thread.submit(writer._write, [slow_statement])
+            writer._writing = writer._thread.submit(writer._write, slow_statement)
             signal.setitimer(signal.ITIMER_REAL, 0.15)  # lands while close() waits
             with pytest.raises(KeyboardInterrupt):
                 writer.close()

@@ -165,7 +165,7 @@ def _scored(
     matrix: Matrix | PgVectors,
     depth: int,
     scope: Filter | None,
-    shared: Future[Product | None] | None = None,
+    shared: Future[Product | None],
 ) -> tuple[np.ndarray, list[tuple[str, float]]]:
     """The query's vector (once fetched) and its `depth` nearest keys. The product over an
     in-memory matrix is handed out through `shared` as it starts, for another thread to join;
@@ -178,11 +178,10 @@ def _scored(
         if not isinstance(matrix, Matrix):  # pgvector scores in the store
             return vector, matrix.nearest(vector, depth, scope)
         product = Product(matrix.vectors, vector)
-        if shared is not None:
-            shared.set_result(product)
+        shared.set_result(product)
         return vector, matrix.best(product.result(), depth)
     finally:
-        if shared is not None and not shared.done():
+        if not shared.done():
             shared.set_result(None)
 
 
