@@ -28,11 +28,11 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as finished
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -687,6 +687,11 @@ class _BatchWriter:
         self.batch_limit = self.FIRST_BATCH_CHARS
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docs-flatten-load")
         self._writing: Future[None] | None = None
+        # Whether the writing thread is inside a batch, and whether `close()` began: the thread
+        # itself says so under this condition. A future cannot: a stop landing inside
+        # `submit()` loses the one the writing thread is already running.
+        self._state = threading.Condition()
+        self._active = False
         self.closing = False
 
     def delete(self, doc_id: int) -> None:
@@ -746,8 +751,16 @@ class _BatchWriter:
 
     def _write(self, write: Callable[[], object]) -> None:
         """A batch's text, on the writing thread; not after `close()` began."""
-        if not self.closing:
+        with self._state:
+            if self.closing:
+                return
+            self._active = True
+        try:
             write()
+        finally:
+            with self._state:
+                self._active = False
+                self._state.notify_all()
 
     def wait(self) -> None:
         """Wait for the batch in flight; its error, if any, is raised here."""
@@ -761,15 +774,15 @@ class _BatchWriter:
         too. A statement of it run after the rollback would run on its own and commit, and one
         run after the store is closed would crash the process. (Its error, if any, gives way to
         the one already raised.)"""
-        self.closing = True
         stopped: BaseException | None = None
         while True:
             # Not `Thread.join()`: on Python 3.11 a join a signal interrupts marks the thread
             # ended while it still runs (bpo-45274's fix), and the next join returns at once.
-            # The future's event can be waited for again.
             try:
-                if self._writing is not None:
-                    finished([self._writing])
+                with self._state:
+                    self.closing = True  # a batch not begun yet is not begun at all
+                    while self._active:
+                        self._state.wait()
                 break
             except BaseException as exc:  # a second Ctrl-C or SIGTERM: wait all the same
                 stopped = exc

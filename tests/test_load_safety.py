@@ -340,3 +340,26 @@ def test_a_store_that_is_a_file_or_holds_a_folder_for_its_index_is_said_plainly(
             assert_clean_failure(result, 1, reason)
             assert "build it with" not in result.stderr and "disk I/O" not in result.stderr
     assert a_file.read_text() == "mine\n" and [p.name for p in odd.iterdir()] == ["index.sqlite"]
+
+
+def test_close_waits_for_a_batch_whose_future_a_stop_inside_submit_lost(tmp_path):
+    """A stop landing inside `submit()`, once the writing thread has taken the batch, loses its
+    future: `close()` waits on what the writing thread says it is doing, not on the future."""
+    import threading
+    import time
+
+    from index.loader import _BatchWriter
+
+    started, ended = threading.Event(), threading.Event()
+
+    def slow_statement() -> None:
+        started.set()
+        time.sleep(0.5)
+        ended.set()
+
+    with Store.open(tmp_path / "store") as store:
+        writer = _BatchWriter(store.db)
+        writer._thread.submit(writer._write, slow_statement)  # its future dropped, as a stop does
+        assert started.wait(5)
+        writer.close()
+        assert ended.is_set()
