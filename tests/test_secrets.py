@@ -457,3 +457,10 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_slack_webhook_urls_path_is_redacted_and_its_host_kept():
+    url = "https://hooks.slack.com/services/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"
+    out = redact(f"notify:\n  url: {url}\n").text
+    assert "x9Kq2mZr7TbW4nLp8VcY3sQd" not in out and "T04ABCD1E" not in out
+    assert "https://hooks.slack.com/services/[REDACTED:" in out

@@ -87,6 +87,9 @@ PATTERNS: tuple[TokenPattern, ...] = (
        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
     _p("gitlab-token", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
     _p("slack-token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    # A webhook's path is its credential: whoever has the URL posts to the channel.
+    _p("slack-webhook", ("hooks.slack.com",),
+       r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/\-]{20,})"),
     _p("google-api-key", ("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     _p("stripe-key", ("_live_",), r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}\b"),
     _p("openai-key", ("sk-",), r"\bsk-(?:proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{32,}"),
