@@ -331,6 +331,9 @@ def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
     """Corpora, documents, chunks and kinds (of one corpus, if named); the store's vectors."""
     db = store.db
     where, params = ("WHERE k.name = ?", [corpus]) if corpus else ("", [])
+    # Grouped by every column it shows, not by k.id alone: a reader may see `corpora` through
+    # a view (a store lacking an added column, `index.schema.READ_AS_IF`), and Postgres infers
+    # the other columns from the id only on a table's primary key.
     corpora = [
         {
             "name": r[0],
@@ -346,7 +349,9 @@ def stats(store: Store, *, corpus: str | None = None) -> dict[str, Any]:
         for r in db.execute(
             "SELECT k.name, count(d.id), coalesce(sum(d.chunks), 0), coalesce(sum(d.chars), 0), "
             "k.repo_url, k.commit_sha, k.ref, k.indexed_at, k.weight FROM corpora k "
-            f"LEFT JOIN documents d ON d.corpus_id = k.id {where} GROUP BY k.id ORDER BY k.name",
+            f"LEFT JOIN documents d ON d.corpus_id = k.id {where} "
+            "GROUP BY k.id, k.name, k.repo_url, k.commit_sha, k.ref, k.indexed_at, k.weight "
+            "ORDER BY k.name",
             params,
         )
     ]

@@ -59,6 +59,13 @@ def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
             f"or load JSONL with `docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
+def upgrade_hint(directory: str | os.PathLike[str] | None = None) -> str:
+    """What upgrades an older store at `directory`: any load (the commands as for a build)."""
+    flag = store_flag(directory)
+    return (f"any load upgrades it, e.g. `docs-flatten ingest --root DIR{flag}` or "
+            f"`docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
+
+
 def store_target(store: str | os.PathLike[str] | None = None) -> str | os.PathLike[str] | None:
     """--store, else $DOCS_FLATTEN_STORE (a folder or a `postgresql://` URL), else None."""
     return store or os.environ.get(STORE_ENV) or None
@@ -112,6 +119,7 @@ class Store:
                 readonly=readonly,
                 busy_timeout=busy_timeout,
                 build_hint=build_hint(str(target)),
+                upgrade_hint=upgrade_hint(str(target)),
             )
         directory = store_dir(store)
         path = directory / DB_NAME
@@ -166,9 +174,7 @@ class Store:
             raise StoreError(
                 f"the index at {directory} predates this version",
                 reason="index-outdated",
-                hint="any load upgrades it, e.g. `docs-flatten ingest --root DIR"
-                f"{store_flag(directory)}` or `docs-flatten index FILE.jsonl --corpus NAME"
-                f"{store_flag(directory)}`",
+                hint=upgrade_hint(directory),
             )
         with self.write():
             migrate(self.db)

@@ -14,6 +14,7 @@ from index.postgres.dialect import parameters, translate
 from index.postgres.url import parse, shown
 from index.scope import Scope, scope_filter
 from index.store import Store
+from tests.conftest import assert_clean_failure, run_cli, write
 
 
 def test_a_password_in_the_store_url_is_refused_and_never_echoed():
@@ -74,6 +75,86 @@ def test_a_writer_migrates_and_a_store_of_a_newer_schema_is_refused(postgres_url
         with pytest.raises(StoreError) as caught:
             Store.open(postgres_url, readonly=readonly)
         assert caught.value.reason == "index-newer"
+
+
+def _back_to(store_url: str, migration: str, *statements: str) -> None:
+    """The store as the version before `migration` left it: `statements` undo its schema."""
+    with Store.open(store_url) as store, store.write():
+        for statement in statements:
+            store.db.execute(statement)
+        store.db.execute("DELETE FROM schema_migrations WHERE name = ?", (migration,))
+
+
+def test_a_store_one_migration_behind_is_read_as_it_is_on_either_backend(store_url, tmp_path):
+    """A migration that only adds columns (m006: corpora.source) leaves a store readers can
+    read: search and stats answer, the new column reads as its default, nothing is written."""
+    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
+    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                     "--store", store_url)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    _back_to(store_url, "m006_corpus_source", "ALTER TABLE corpora DROP COLUMN source")
+    found = run_cli("search", "zebra", "--store", store_url)
+    assert found.code == 0 and "docs/install.md" in found.stdout, found.stderr
+    counted = run_cli("stats", "--store", store_url)
+    assert counted.code == 0 and "corpus docs: 1 documents" in counted.stdout, counted.stderr
+    with Store.open(store_url, readonly=True) as reader:
+        assert reader.db.execute("SELECT name, source FROM corpora").fetchall() == [("docs", None)]
+        applied = {row[0] for row in reader.db.execute("SELECT name FROM schema_migrations")}
+    assert "m006_corpus_source" not in applied  # read as it is: only a writer upgrades it
+    with Store.open(store_url) as writer:
+        assert writer.db.execute("SELECT name, source FROM corpora").fetchall() == [("docs", None)]
+    with Store.open(store_url, readonly=True) as reader:  # upgraded: read without the view
+        assert "m006_corpus_source" in {row[0] for row in reader.db.execute(
+            "SELECT name FROM schema_migrations")}  # fmt: skip
+
+
+def test_a_reader_that_may_not_make_temporary_views_is_told_to_upgrade(
+    postgres_server, postgres_url, tmp_path
+):
+    """Reading a store one migration behind takes temporary views; a user without the TEMP
+    privilege gets the refusal a store lacking more would, not a server error."""
+    from tests.pgserver import PASSWORD
+
+    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
+    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                     "--store", postgres_url)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    _back_to(postgres_url, "m006_corpus_source", "ALTER TABLE corpora DROP COLUMN source")
+    database = postgres_url.split("/")[-1].split("?")[0]
+    role = f"reader_{database}"
+    with postgres_server.connect(database, autocommit=True) as db:
+        db.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'")
+        db.execute(f"REVOKE TEMPORARY ON DATABASE {database} FROM PUBLIC")
+        db.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        reader = postgres_url.replace("postgres@", f"{role}@")
+        refused = run_cli("search", "zebra", "--store", reader)
+        assert_clean_failure(refused, 1, "predates this version", "any load upgrades it")
+    finally:
+        with postgres_server.connect(database, autocommit=True) as db:
+            db.execute(f"DROP OWNED BY {role}")
+            db.execute(f"DROP ROLE {role}")
+
+
+def test_a_store_lacking_more_than_columns_is_refused_until_a_load_on_either_backend(
+    store_url, tmp_path
+):
+    """m005 adds an index (and on SQLite a table) besides its column: a reader refuses the
+    store with the same reason and hint on both backends; a writer upgrades it."""
+    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
+    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                     "--store", store_url)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    undo = ["DROP INDEX documents_locale", "ALTER TABLE documents DROP COLUMN locale"]
+    if not store_url.startswith("postgresql://"):
+        undo.append("DROP TABLE documents_fts")
+    _back_to(store_url, "m005_document_fields", *undo)
+    refused = run_cli("search", "zebra", "--store", store_url)
+    assert_clean_failure(refused, 1, "predates this version", "any load upgrades it",
+                         "docs-flatten index FILE.jsonl --corpus NAME --store")  # fmt: skip
+    Store.open(store_url).close()  # a writer applies m005
+    found = run_cli("search", "zebra", "--store", store_url)
+    assert found.code == 0 and "docs/install.md" in found.stdout, found.stderr
 
 
 def test_a_wrong_password_is_a_named_error_without_the_password(postgres_url, monkeypatch):

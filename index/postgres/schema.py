@@ -1,6 +1,7 @@
 """The PostgreSQL store's schema: the same numbered migrations as SQLite's (`index.schema`),
 recorded in the same `schema_migrations` table, so a store newer than this version is refused
-the same way.
+the same way, and a reader reads a store lacking only added columns as SQLite's does (the same
+`READ_AS_IF` views).
 
 Every text column sorts by code point (`COLLATE "C"`), as SQLite's BINARY collation does: the
 same ORDER BY gives the same output on both stores whatever the database's locale. Ids come
@@ -12,10 +13,11 @@ pgvector `vector` values with an HNSW index made once the dimension is known
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from index.schema import apply
+from index.schema import READ_AS_IF, apply
 
 T = 'TEXT COLLATE "C"'
 
@@ -146,3 +148,29 @@ def known(db: Any) -> set[str]:
     if db.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
         return set()
     return {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+
+
+_STORED = re.compile(r"\bmain\.")  # SQLite's name for the stored tables in `READ_AS_IF`
+
+
+def read_as_if_current(db: Any, lacking: list[str]) -> bool:
+    """`index.schema.read_as_if_current` on Postgres: the same views (`READ_AS_IF`) over the
+    store's own tables, made in the session's temporary schema, which Postgres searches first.
+    A read-only session may write there in a transaction that asks to (BEGIN READ WRITE); where
+    even that is refused (no TEMP privilege, a standby), False, as for a migration that does
+    more, with nothing done."""
+    if not all(name in READ_AS_IF for name in lacking):
+        return False
+    import psycopg
+
+    try:
+        (stored,) = db.execute("SELECT quote_ident(current_schema())").fetchone()
+        db.execute("BEGIN READ WRITE")
+        for name in lacking:
+            db.execute(_STORED.sub(f"{stored}.", READ_AS_IF[name]))
+        db.execute("COMMIT")
+    except psycopg.Error:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        return False
+    return True

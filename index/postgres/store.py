@@ -46,6 +46,7 @@ class PostgresStore:
         self.readonly = readonly
         self.busy_timeout = busy_timeout
         self.build_hint: str | None = None  # how to build a store that has no index yet
+        self.upgrade_hint: str | None = None  # and how to upgrade one of an older version
 
     @property
     def location(self) -> str:
@@ -62,6 +63,7 @@ class PostgresStore:
         readonly: bool = False,
         busy_timeout: float = 60.0,
         build_hint: str | None = None,
+        upgrade_hint: str | None = None,
     ):
         parsed = parse(url)
         raw = _connect(parsed, readonly)
@@ -70,6 +72,7 @@ class PostgresStore:
         connection.build_memory = parsed.build_memory  # and the most its build may take
         store = cls(connection, parsed, readonly, busy_timeout)
         store.build_hint = build_hint
+        store.upgrade_hint = upgrade_hint
         try:
             store._prepare()
         except BaseException:
@@ -94,17 +97,20 @@ class PostgresStore:
                 reason="index-newer",
                 hint="use the newer docs-flatten with this store, or point --store elsewhere",
             )
-        if all(name in done for name in names):
+        behind = [name for name in names if name not in done]
+        if not behind:
             return
         if self.readonly:
             if not done:
                 raise StoreError(
                     f"no index at {self.location}", reason="index-not-built", hint=self.build_hint
                 )
+            if schema.read_as_if_current(self.db, behind):
+                return  # the previous version's store, read as it is; a writer upgrades it
             raise StoreError(
                 f"the index at {self.location} predates this version",
                 reason="index-outdated",
-                hint="any load upgrades it",
+                hint=self.upgrade_hint or "any load upgrades it",
             )
         with self.write():
             _require_vector(self.db, self.location)
