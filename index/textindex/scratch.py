@@ -6,9 +6,10 @@ and highlights. Rows stay in the scratch tables only for the length of one call.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,9 +101,13 @@ class Scratch:
         db.execute(
             f"CREATE VIRTUAL TABLE chunks_fts USING fts5({columns}, tokenize = '{TOKENIZER}')"
         )
-        db.execute(
-            f"CREATE VIRTUAL TABLE documents_fts USING fts5(title, path, tokenize = '{TOKENIZER}')"
-        )
+        # HIGHLIGHTS' table, its text kept in a plain table beside it and no column sizes (what
+        # highlight() needs, no more): each call's rows are written in a savepoint rolled back
+        # after, half the cost of FTS5 keeping its own copy and deleting the rows one by one.
+        db.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY, title TEXT, path TEXT)")
+        db.execute("CREATE VIRTUAL TABLE documents_fts USING fts5(title, path, content = "
+                   "'documents', content_rowid = 'id', columnsize = 0, "
+                   f"tokenize = '{TOKENIZER}')")  # fmt: skip
         self.db = db
 
     def tokenize(self, rows: Sequence[ChunkText]) -> Tokenized:
@@ -197,16 +202,39 @@ class Scratch:
     def highlights(
         self, query: TextQuery, rows: Sequence[DocumentText]
     ) -> dict[int, tuple[list[str], list[str]]]:
-        """FTS5's highlighted spans of each document's title and path that match `query`."""
+        """FTS5's highlighted spans of each document's title and path that match `query`
+        (`rows` with distinct ids)."""
+        rows_in = [(r.document_id, r.title, r.path) for r in rows]
+        return self._highlighted(query, "VALUES (?, ?, ?)", rows_in)
+
+    def marked_titles(self, query: TextQuery, titles: dict[int, str]) -> dict[int, list[str]]:
+        """For each title (id -> its text) that `query` matches: the spans matched, as
+        `highlights` marks a document's title (the page stage's section headings)."""
+        found = self._highlighted(query, "VALUES (?, ?, '')", titles.items())
+        return {row_id: title for row_id, (title, _) in found.items()}
+
+    def _highlighted(
+        self, query: TextQuery, values: str, rows: Collection[Sequence[Any]]
+    ) -> dict[int, tuple[list[str], list[str]]]:
+        """`HIGHLIGHTS` over `rows` (id, title and path as `values` spells them)."""
         if not rows or not query.phrases:
             return {}
         with self._lock:
+            self.db.execute("SAVEPOINT marking")
             try:
-                self.db.executemany(
-                    "INSERT INTO documents_fts (rowid, title, path) VALUES (?, ?, ?)",
-                    [(r.document_id, r.title, r.path) for r in rows],
-                )
+                self.db.executemany(f"INSERT INTO documents (id, title, path) {values}", rows)
+                self.db.execute("INSERT INTO documents_fts (rowid, title, path) "
+                                "SELECT id, title, path FROM documents")  # fmt: skip
                 found = self.db.execute(HIGHLIGHTS, (render(query),)).fetchall()
             finally:
-                self.db.execute("DELETE FROM documents_fts")
+                self.db.execute("ROLLBACK TO marking")
+                self.db.execute("RELEASE marking")
         return marked_spans(found)
+
+
+@functools.cache
+def shared() -> Scratch:
+    """One scratch database for the callers that have no store of their own to hang one on
+    (the page stage marking section headings, on either store): its lock serves one call at a
+    time, for readers on several threads."""
+    return Scratch()
