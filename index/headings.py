@@ -1,7 +1,7 @@
 """The query's words marked in the candidates' section headings, by SQLite's FTS5 in memory.
 
 The page stage counts the words a section's heading names (`ranking.heading_scores`). Marking
-them in the store's own text index (`TextIndex.title_highlights`) runs the query's MATCH over
+them in the store's own text index (highlight() of `chunks_fts`) runs the query's MATCH over
 every chunk's title before keeping the hundred candidates: a walk of each word's whole list, 2
 to 6 ms of a lexical query at 100k slices when its words are common. The candidates' headings
 are at hand already (`ranking.Page.title`, the text the index holds as each chunk's title), so

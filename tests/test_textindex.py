@@ -224,9 +224,6 @@ def _check_bm25_as_fts5(pg_database, schema, documents, asked, data) -> None:
         words = TextQuery(query.phrases)  # a title and path: no chunk columns
         doc_ids = [d for _, d, _ in documents]
         assert postgres.highlights(words, doc_ids) == fts5.highlights(words, doc_ids)
-        assert postgres.title_highlights(query, chunk_ids) == fts5.title_highlights(
-            query, chunk_ids
-        )
     # As `match --exact` asks: the exact index has no positions, so no phrases.
     words = data.draw(st.lists(st.sampled_from(WORDS), min_size=1))
     exact = TextQuery(tuple(t for w in words for t in re.findall(r"[^\W_]+", w)), True)

@@ -159,11 +159,6 @@ class TextIndex(Protocol):
         of its title and of its path, as FTS5's highlight() marks them (a phrase is one span)."""
         ...
 
-    def title_highlights(self, query: TextQuery, chunk_ids: Sequence[int]) -> dict[int, list[str]]:
-        """For each of these chunks whose title matches `query` (its phrases; its columns are
-        ignored): the matched spans of the title, as FTS5's highlight() marks them."""
-        ...
-
     def documents_with(self, query: TextQuery, *, exact: bool = False) -> dict[int, int]:
         """Document id -> how many of its chunks match `query`. `exact`: unstemmed terms, and no
         positions (a phrase's tokens need only all be in the chunk)."""

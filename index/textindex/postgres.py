@@ -771,20 +771,6 @@ class PostgresTextIndex:
         ).fetchall()
         return self.scratch.highlights(query, [DocumentText(*r) for r in rows])
 
-    def title_highlights(self, query: TextQuery, chunk_ids: Sequence[int]) -> dict[int, list[str]]:
-        """The titles marked by the scratch FTS5, each as a document's title with no path."""
-        if not query.phrases or not chunk_ids:
-            return {}
-        rows = self.db.execute(
-            "SELECT chunk_id, title FROM text_chunks WHERE chunk_id = ANY(%s) ORDER BY chunk_id",
-            (list(chunk_ids),),
-        ).fetchall()
-        marked = self.scratch.highlights(
-            TextQuery(query.phrases),
-            [DocumentText(chunk_id, title, "") for chunk_id, title in rows],
-        )
-        return {chunk_id: title for chunk_id, (title, _) in marked.items()}
-
     def documents_with(self, query: TextQuery, *, exact: bool = False) -> dict[int, int]:
         if exact:
             # No positions in the exact index: a phrase's terms need only all be in the chunk.
