@@ -11,7 +11,9 @@ A piece need not sit below its spec: `api/openapi.yaml` may refer to `../shared/
 no spec at or above a piece's directory refers to it, the specs anywhere in the root are read once
 per run (`_tree_refs`): directories walked in sorted order, never through a symbolic link, never
 into hidden or noise directories (`node_modules/`, `build/`), at most MAX_TREE_SNIFFS files
-sniffed and MAX_FILES specs and pieces parsed.
+sniffed and MAX_FILES specs and pieces parsed. Once per run, not per worker: the first worker
+that needs the walk makes it and leaves what it found in a file every worker inherits from the
+process that started the run (`start_run`); the others wait for it and read that.
 
 The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
 one spec): `run` names the run, and a new one starts afresh.
@@ -19,10 +21,16 @@ one spec): `run` names the run, and a new one starts afresh.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import posixpath
+import tempfile
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from typing import IO
 
 from flatten.classify import NOISE_DIRS, SPEC_SUFFIXES, suffix_of
 from flatten.content import Unreadable, decode, read_snapshot
@@ -41,9 +49,23 @@ class _RunCache:
     entries: dict[tuple[str, str, int], dict[str, str]] = field(default_factory=dict)
     # (root, limit) -> each file the specs anywhere in the root refer to -> its title.
     trees: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
+    # The walks of the whole root this run's workers made, shared by them (`start_run`).
+    walks: IO[bytes] | None = None
 
 
 _cache = _RunCache()
+
+
+def start_run() -> str:
+    """A new run's name, started in this process: call it before the run's workers fork, so
+    they share one walk of the root (`_walked_once`). The file that holds it is already
+    unlinked: nothing is left behind, whatever ends the run."""
+    run = uuid.uuid4().hex
+    # Kept open for the run (closed when the next one starts in this process). No temporary
+    # folder to write in: each worker walks for itself.
+    with contextlib.suppress(OSError):
+        _run_cache(run).walks = tempfile.TemporaryFile()  # noqa: SIM115
+    return run
 
 
 def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
@@ -63,23 +85,55 @@ def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
 
 def _run_cache(run: str) -> _RunCache:
     if _cache.run != run:  # a new run: what the last one read may have changed since
-        _cache.run, _cache.entries, _cache.trees = run, {}, {}
+        if _cache.walks is not None:
+            _cache.walks.close()
+        _cache.run, _cache.entries, _cache.trees, _cache.walks = run, {}, {}, None
     return _cache
 
 
 def _tree_refs(run: str, root: str, limit: int) -> dict[str, str]:
-    trees = _run_cache(run).trees
-    found = trees.get((root, limit))
+    cache = _run_cache(run)
+    found = cache.trees.get((root, limit))
     if found is None:
-        found = trees[(root, limit)] = _follow(root, _specs_in_tree(root, limit), limit)
+        found = cache.trees[(root, limit)] = _walked_once(cache.walks, root, limit)
     return found
 
 
-def _specs_in_tree(root: str, limit: int) -> deque[str]:
-    """The specs anywhere below `root`, in sorted walk order, at most MAX_FILES of them."""
+def _walked_once(walks: IO[bytes] | None, root: str, limit: int) -> dict[str, str]:
+    """What the specs anywhere in `root` refer to, found by one process of the run: the first
+    to ask walks and writes the answer to `walks` (a JSON line), holding the file's lock (a
+    POSIX lock: it is the process's, so forked workers exclude each other, and the kernel lets
+    it go should one die); the others wait for the lock, then read it. Without `walks` (a run
+    started elsewhere, or workers that were not forked), each process walks for itself."""
+    if walks is None:
+        return _walk(root, limit)
+    fd = walks.fileno()
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    try:
+        written = os.pread(fd, os.fstat(fd).st_size, 0)
+        for line in written.splitlines():
+            made_for, titles = json.loads(line)
+            if made_for == [root, limit]:
+                return titles
+        titles = _walk(root, limit)
+        os.pwrite(fd, json.dumps([[root, limit], titles]).encode() + b"\n", len(written))
+        return titles
+    finally:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+
+
+def _walk(root: str, limit: int) -> dict[str, str]:
+    return _follow(root, _specs_in(root, "", limit, walk=True), limit)
+
+
+def _specs_in(root: str, top: str, limit: int, *, walk: bool) -> deque[str]:
+    """The specs in `top`, sorted by name, at most MAX_FILES of them; with `walk`, those in
+    every directory below it too (sorted order, depth first; hidden and noise directories
+    left out), at most MAX_TREE_SNIFFS files sniffed. Every file of `top` alone is sniffed (a
+    cheap look), so a spec beside thousands of its pieces is found."""
     specs: deque[str] = deque()
     sniffed = 0
-    todo = [""]
+    todo = [top]
     while todo:
         directory = todo.pop()
         try:
@@ -94,17 +148,18 @@ def _specs_in_tree(root: str, limit: int) -> deque[str]:
         for name, is_dir, is_file in entries:
             inner = posixpath.join(directory, name) if directory else name
             if is_dir:
-                if not name.startswith(".") and name not in NOISE_DIRS:
+                if walk and not name.startswith(".") and name not in NOISE_DIRS:
                     subdirs.append(inner)
                 continue
             if not is_file or suffix_of(name).lower() not in SPEC_SUFFIXES:
                 continue
-            if sniffed >= MAX_TREE_SNIFFS:
+            if walk and sniffed >= MAX_TREE_SNIFFS:
                 return specs
             sniffed += 1
             text = _text(root, inner, limit)
             if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
                 specs.append(inner)
+                # MAX_FILES bounds the specs parsed too (sorted: the same ones each run).
                 if len(specs) == MAX_FILES:
                     return specs
         todo.extend(reversed(subdirs))  # popped from the end: sorted order, depth first
@@ -133,24 +188,7 @@ def _read_refs(root: str, directory: str, limit: int) -> dict[str, str]:
     The queue holds paths, not texts: a directory of many large specs is read one file at a
     time (a spec is read twice, once to sniff and once to follow, rather than all held at once).
     """
-    try:
-        with os.scandir(os.path.join(root, directory)) as entries:
-            names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
-    except OSError:
-        names = []
-    queue: deque[str] = deque()
-    for name in names:
-        inner = posixpath.join(directory, name) if directory else name
-        if suffix_of(name).lower() not in SPEC_SUFFIXES:
-            continue
-        text = _text(root, inner, limit)
-        if text is not None and sniff_spec(text) in ("openapi", "asyncapi"):
-            queue.append(inner)
-            # MAX_FILES bounds the specs parsed too (sorted: the same ones each run). Every file
-            # is sniffed (a cheap look), so a spec beside thousands of its pieces is found.
-            if len(queue) == MAX_FILES:
-                break
-    return _follow(root, queue, limit)
+    return _follow(root, _specs_in(root, directory, limit, walk=False), limit)
 
 
 def _follow(root: str, queue: deque[str], limit: int) -> dict[str, str]:
