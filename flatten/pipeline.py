@@ -12,6 +12,7 @@ the report file by file, was the serial part of a parallel run.
 from __future__ import annotations
 
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
-from flatten.spec_files import referring_title, start_run
+from flatten.spec_files import referring_title
 from flatten.userinfo import strip_credentials
 from flatten.writer import EncodedLines
 
@@ -291,7 +292,7 @@ def flatten_tree(
             jobs.append(_Job(entry, entry.rel_path in changed))
     report.files_total = len(jobs)
 
-    tree = _Tree(options, provenance, repo_prefix, encode_as, start_run())
+    tree = _Tree(options, provenance, repo_prefix, encode_as, uuid.uuid4().hex)
     for batch in ordered_chunks(partial(process_files, tree), jobs, workers=options.workers):
         report.files_done += batch.files
         report.bytes_read += batch.size

@@ -11,9 +11,7 @@ A piece need not sit below its spec: `api/openapi.yaml` may refer to `../shared/
 no spec at or above a piece's directory refers to it, the specs anywhere in the root are read once
 per run (`_tree_refs`): directories walked in sorted order, never through a symbolic link, never
 into hidden or noise directories (`node_modules/`, `build/`), at most MAX_TREE_SNIFFS files
-sniffed and MAX_FILES specs and pieces parsed. Once per run, not per worker: the first worker
-that needs the walk makes it and leaves what it found in a file every worker inherits from the
-process that started the run (`start_run`); the others wait for it and read that.
+sniffed and MAX_FILES specs and pieces parsed.
 
 The answer for a directory is kept for the rest of the run (a worker looks up many pieces of
 one spec): `run` names the run, and a new one starts afresh.
@@ -21,16 +19,10 @@ one spec): `run` names the run, and a new one starts afresh.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
 import posixpath
-import tempfile
-import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO
 
 from flatten.classify import NOISE_DIRS, SPEC_SUFFIXES, suffix_of
 from flatten.content import Unreadable, decode, read_snapshot
@@ -49,23 +41,9 @@ class _RunCache:
     entries: dict[tuple[str, str, int], dict[str, str]] = field(default_factory=dict)
     # (root, limit) -> each file the specs anywhere in the root refer to -> its title.
     trees: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
-    # The walks of the whole root this run's workers made, shared by them (`start_run`).
-    walks: IO[bytes] | None = None
 
 
 _cache = _RunCache()
-
-
-def start_run() -> str:
-    """A new run's name, started in this process: call it before the run's workers fork, so
-    they share one walk of the root (`_walked_once`). The file that holds it is already
-    unlinked: nothing is left behind, whatever ends the run."""
-    run = uuid.uuid4().hex
-    # Kept open for the run (closed when the next one starts in this process). No temporary
-    # folder to write in: each worker walks for itself.
-    with contextlib.suppress(OSError):
-        _run_cache(run).walks = tempfile.TemporaryFile()  # noqa: SIM115
-    return run
 
 
 def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
@@ -85,41 +63,16 @@ def referring_title(run: str, root: str, inner: str, limit: int) -> str | None:
 
 def _run_cache(run: str) -> _RunCache:
     if _cache.run != run:  # a new run: what the last one read may have changed since
-        if _cache.walks is not None:
-            _cache.walks.close()
-        _cache.run, _cache.entries, _cache.trees, _cache.walks = run, {}, {}, None
+        _cache.run, _cache.entries, _cache.trees = run, {}, {}
     return _cache
 
 
 def _tree_refs(run: str, root: str, limit: int) -> dict[str, str]:
-    cache = _run_cache(run)
-    found = cache.trees.get((root, limit))
+    trees = _run_cache(run).trees
+    found = trees.get((root, limit))
     if found is None:
-        found = cache.trees[(root, limit)] = _walked_once(cache.walks, root, limit)
+        found = trees[(root, limit)] = _walk(root, limit)
     return found
-
-
-def _walked_once(walks: IO[bytes] | None, root: str, limit: int) -> dict[str, str]:
-    """What the specs anywhere in `root` refer to, found by one process of the run: the first
-    to ask walks and writes the answer to `walks` (a JSON line), holding the file's lock (a
-    POSIX lock: it is the process's, so forked workers exclude each other, and the kernel lets
-    it go should one die); the others wait for the lock, then read it. Without `walks` (a run
-    started elsewhere, or workers that were not forked), each process walks for itself."""
-    if walks is None:
-        return _walk(root, limit)
-    fd = walks.fileno()
-    fcntl.lockf(fd, fcntl.LOCK_EX)
-    try:
-        written = os.pread(fd, os.fstat(fd).st_size, 0)
-        for line in written.splitlines():
-            made_for, titles = json.loads(line)
-            if made_for == [root, limit]:
-                return titles
-        titles = _walk(root, limit)
-        os.pwrite(fd, json.dumps([[root, limit], titles]).encode() + b"\n", len(written))
-        return titles
-    finally:
-        fcntl.lockf(fd, fcntl.LOCK_UN)
 
 
 def _walk(root: str, limit: int) -> dict[str, str]:

@@ -7,7 +7,6 @@ cycles) must neither be read nor hang.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import given
@@ -418,44 +417,3 @@ def test_the_walk_for_specs_skips_noise_folders_and_stops_at_its_bound(tmp_path,
     assert spec_files.referring_title(run, run, "shared/orphan.yaml", 1 << 20) == "/orphan"
     monkeypatch.setattr(spec_files, "MAX_TREE_SNIFFS", 3)  # api/'s three files, not vendored/
     assert spec_files.referring_title(run + "-capped", run, "shared/orphan.yaml", 1 << 20) is None
-
-
-def test_the_specs_anywhere_in_the_root_are_walked_once_per_run_by_all_its_workers(
-    tmp_path, monkeypatch
-):
-    """Workers forked after `start_run` share one walk of the root: the first to need it
-    walks, the others read what it found (before, each worker walked the whole root again)."""
-    import multiprocessing
-
-    from flatten import spec_files
-
-    root = tmp_path / "root"
-    write(root, SIBLING_TREE)
-    walks = tmp_path / "walks"
-    walk = spec_files._walk
-
-    def counted(*args):
-        with open(walks, "a") as log:  # appended by each forked process that walks
-            log.write(f"{os.getpid()}\n")
-        return walk(*args)
-
-    monkeypatch.setattr(spec_files, "_walk", counted)
-    run = spec_files.start_run()
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    pieces = ["shared/paths/health.yaml", "shared/schemas/User.yaml", "shared/orphan.yaml"]
-    workers = [
-        context.Process(target=lambda inner=inner: results.put(
-            (inner, spec_files.referring_title(run, str(root), inner, 1 << 20))))
-        for inner in pieces
-    ]  # fmt: skip
-    for worker in workers:
-        worker.start()
-    found = dict(results.get(timeout=60) for _ in workers)
-    for worker in workers:
-        worker.join(60)
-    assert found == dict(zip(pieces, ["/health", "schema User", None], strict=True))
-    assert len(walks.read_text().split()) == 1
-    # A later run walks again: a file may have changed since.
-    assert spec_files.referring_title(spec_files.start_run(), str(root), pieces[0], 1 << 20)
-    assert len(walks.read_text().split()) == 2
