@@ -213,6 +213,8 @@ def test_provenance_per_file_and_branch_states(make_repo, tmp_path):
         "c.md": (first, "trunk", "docs/c.md", True),
     }
     second = repo.commit({}, "all")
+    git(repo.path, "tag", "trunk")  # a tag named as the branch: the ref is still `trunk`
+    assert provenance_of(repo.path / "docs")["a.md"] == (second, "trunk", "docs/a.md", False)
     git(repo.path, "checkout", "-q", "--detach", first)  # detached: no branch to name
     assert provenance_of(repo.path / "docs")["a.md"] == (first, None, "docs/a.md", False)
     git(repo.path, "checkout", "-q", "trunk")
