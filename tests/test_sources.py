@@ -228,6 +228,15 @@ def test_provenance_per_file_and_branch_states(make_repo, tmp_path):
     assert provenance_of(unborn.path) == {"a.md": (None, None, None, False)}
 
 
+def test_a_branch_name_that_is_not_utf8_is_left_out_not_a_crash(make_repo):
+    repo = make_repo()
+    head = repo.commit({"a.md": "# A\n"})
+    subprocess.run(["git", "-C", str(repo.path), "checkout", "-q", "-b", b"br\xff"], check=True)
+    assert provenance_of(repo.path) == {"a.md": (head, None, "a.md", False)}
+    result = run_cli("flatten", "--root", repo.path, "-q")
+    assert result.code == 0 and result.records()[0]["commit"] == head
+
+
 def test_folders_git_has_no_work_tree_for_carry_no_commit(make_repo, tmp_path):
     repo = make_repo()
     repo.commit({"a.md": "# A\n"})

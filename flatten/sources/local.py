@@ -187,7 +187,11 @@ def work_tree(root: Path) -> WorkTree | None:
     commit, branch, changed = _read_status(status.stdout, prefix)
     if commit is None:
         return None  # no commit yet: nothing to cite
-    url = origin.stdout.decode().strip() if origin.returncode == 0 else ""
+    url = (
+        _utf8(origin.stdout.decode("utf-8", "surrogateescape").strip())
+        if origin.returncode == 0
+        else None
+    )
     provenance = Provenance(repo_url=strip_credentials(url) if url else None, commit=commit,
                             ref=branch)  # fmt: skip
     return WorkTree(provenance, escape_name(prefix), changed)
@@ -213,7 +217,7 @@ def _read_status(out: bytes, prefix: str) -> tuple[str | None, str | None, Chang
             if key == "branch.oid" and value != "(initial)":
                 commit = value
             elif key == "branch.head" and value != "(detached)":
-                branch = value
+                branch = _utf8(value)
             continue
         fields = _PATH_AFTER.get(entry[:1])
         if fields is None or entry[1:2] != " ":
@@ -226,6 +230,16 @@ def _read_status(out: bytes, prefix: str) -> tuple[str | None, str | None, Chang
         elif entry[0] != "!" and path.startswith(prefix):
             paths.add(escape_name(path[len(prefix) :]))
     return commit, branch, Changed(frozenset(paths), whole)
+
+
+def _utf8(value: str) -> str | None:
+    """`value` (decoded with surrogateescape) when it is text, None when it is not: a branch or
+    URL that is not UTF-8 is left out of the record rather than break it (the commit pins)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value or None
 
 
 def _git_listing(root: Path) -> list[str] | None:
