@@ -11,17 +11,21 @@ The names of a slice, in the query code and around it:
 - `Hit`: a ranked search result (`Located` plus score, snippet, and the vector tier's figures).
 - `ChunkView` (index.documents): one slice with its text and fields, as `show` returns it.
 - token: `<source>#<ordinal>`, a slice's key in the index, as `show` takes it.
+- label: `<source> (slice <ordinal>)`, how text output names a slice (`Located.label`): the
+  token's `#3` glued to a page's URL reads as the URL's fragment, so text never prints it so.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from flatten.jsonform import json_field
+from flatten.record import INT_MAX, split_id
 from index.citations import CELL, CitationRule, Origin, citation
 
 # The columns `located_fields` reads: the fields of `Located`, then what its citation is built
@@ -53,6 +57,12 @@ class Located:
     def __post_init__(self) -> None:
         self.token = f"{self.source}#{self.ordinal}"
 
+    def label(self) -> str:
+        """The slice as text output names it: the source, then `(slice N)` apart from it. Not
+        the token: `https://host/page#3` is another address (the page's anchor `3`), and a link
+        copied with it opens the wrong place or none. `read_slice` reads either back."""
+        return f"{self.source} (slice {self.ordinal})"
+
     def range_text(self) -> str:
         """`L12-40`, or `cells 2-3` for a notebook; empty without a range."""
         if self.start_line is None:
@@ -63,6 +73,20 @@ class Located:
             if self.line_unit == CELL
             else f"L{self.start_line}-{end}"
         )
+
+
+_LABEL = re.compile(r"^(.*) \(slice (\d{1,19})\)$", re.DOTALL)
+
+
+def read_slice(text: str) -> tuple[str, int] | None:
+    """(source, ordinal) of a slice as a person gives it back: its label (`<source> (slice
+    <ordinal>)`, as text output prints it) or its token (`<source>#<ordinal>`); None when it is
+    neither. The two never read as each other: a label ends with `)`, a token with a digit."""
+    label = _LABEL.match(text)
+    if label is None:
+        return split_id(text)
+    ordinal = int(label.group(2))
+    return (label.group(1), ordinal) if ordinal <= INT_MAX else None
 
 
 def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:

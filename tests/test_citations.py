@@ -312,6 +312,29 @@ def test_a_dirty_file_is_cited_by_path_and_lines_in_search_and_mcp(forge_repo, t
     assert all(h["citation"] != h["token"] for h in answered)
 
 
+def test_files_the_commit_lacks_are_cited_locally_in_search(forge_repo, tmp_path):
+    """A folder git ignores (a built site/), one inside an ignored folder, and an untracked
+    file: none is in the commit, so a permalink would be a 404; they are cited by path and
+    lines, in the JSON and the text output, while the committed file keeps its permalink."""
+    commit = forge_repo.commit({".gitignore": "site/\nbuild/\n"}, "ignore built output")
+    write(forge_repo.path, {"site/built.md": "# Built\n\nA zebra page.\n",
+                            "build/html/out.md": "# Out\n\nZebra output.\n",
+                            "docs/draft.md": "# Draft\n\nZebra draft.\n"})  # fmt: skip
+    store = tmp_path / "store"
+    for name, root in (("site", "site"), ("out", "build/html"), ("docs", "docs")):
+        ingest(forge_repo.path / root, store, corpus=name)
+    hits = {h["source"]: h["citation"] for h in search_json(store, "zebra")}
+    assert hits == {
+        "built.md": "built.md:1-3",
+        "out.md": "out.md:1-3",
+        "draft.md": "draft.md:1-3",
+        "guide.md": f"https://github.com/o/r/blob/{commit}/docs/guide.md?plain=1#L5-L7",
+    }
+    text = run_cli("search", "zebra", "--store", store)
+    assert text.code == 0, text.stderr
+    assert text.stdout.count("https://github.com/") == 1 and "built.md:1-3" in text.stdout
+
+
 def test_a_folder_outside_git_cites_path_and_lines_and_never_null(tmp_path):
     write(tmp_path / "plain", DOCS)
     ingest(tmp_path / "plain", tmp_path / "store")

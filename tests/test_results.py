@@ -8,6 +8,7 @@ import dataclasses
 import enum
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from flatten.jsonform import camel, json_field, to_json
 from index.agent import MAX_WORDS, OUTPUT_CAP, Knowledge
 from index.errors import QueryError
+from index.results import Hit, read_slice
 from index.search import search_mode
 from index.store import Store
 from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli
@@ -94,6 +96,36 @@ def test_to_json_writes_camel_case_and_honours_each_field_option():
                     "keptNone": None, "lineUnit": "cell"}  # fmt: skip
     assert list(data) == ["innerList", "score", "keptNone", "lineUnit"]
     assert camel("keyword_match") == "keywordMatch" and camel("source") == "source"
+
+
+# -- a slice named in text ---------------------------------------------------------------------
+
+
+def test_a_label_keeps_the_slice_number_out_of_a_urls_fragment():
+    page = "https://docs.example.com/guide/install.html"
+    hit = Hit(source=page, corpus="site", ordinal=3, title="Install", section=[],
+              anchor="install", start_line=None, end_line=None, line_unit=None,
+              citation=f"{page}#install")  # fmt: skip
+    label = hit.label()
+    assert label == f"{page} (slice 3)"
+    # The URL a terminal or a reader takes from the label (up to the space) is the page's own.
+    assert urlsplit(label.split(" ")[0]).fragment == ""
+    assert urlsplit(hit.token).fragment == "3"  # what the token did: an anchor named 3
+    assert read_slice(label) == read_slice(hit.token) == (hit.source, 3)
+
+
+@given(source=st.text(min_size=1, max_size=40), ordinal=st.integers(1, 2**63 - 1))
+def test_a_slice_is_read_back_from_its_label_and_from_its_token(source, ordinal):
+    # Even a source that itself ends like a label or a token (`a (slice 2)`, `a#5`).
+    assert read_slice(f"{source} (slice {ordinal})") == (source, ordinal)
+    if "\n" not in source:  # the token's reader takes one line (a name is shown escaped)
+        assert read_slice(f"{source}#{ordinal}") == (source, ordinal)
+
+
+def test_what_is_neither_a_label_nor_a_token_is_not_a_slice():
+    for text in ("guide.md", "guide.md (slice)", "guide.md (slice x)", "guide.md#",
+                 f"guide.md (slice {2**63})", f"guide.md#{2**63}"):  # fmt: skip
+        assert read_slice(text) is None, text
 
 
 # -- one JSON form and the tier as data --------------------------------------------------------

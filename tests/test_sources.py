@@ -17,7 +17,7 @@ from flatten.errors import SourceError, UsageError
 from flatten.sources import list_tree
 from flatten.sources.gitcmd import strip_credentials
 from flatten.sources.repo import validate_subdir
-from tests.conftest import git, write
+from tests.conftest import git, run_cli, write
 from tests.githttp import serve_git
 
 
@@ -174,6 +174,125 @@ def test_root_that_its_repository_ignores_is_walked(make_repo):
     repo.commit({".gitignore": "site/\n", "README.md": "# R\n"})
     write(repo.path, {"site/index.md": "# Built\n"})
     assert [r.source for r in flatten_root(repo.path / "site")] == ["index.md"]
+
+
+def provenance_of(root: Path) -> dict[str, tuple]:
+    """Each document's (commit, ref, repoPath, dirty), by source."""
+    return {r.source: (r.provenance.commit, r.provenance.ref, r.repo_path, r.dirty)
+            for r in flatten_root(root)}  # fmt: skip
+
+
+def test_files_of_an_ignored_folder_are_not_attributed_to_the_commit(make_repo):
+    # Neither a folder git ignores (a built site/) nor one inside an ignored folder is in the
+    # commit: a permalink to their files would be a 404.
+    repo = make_repo()
+    head = repo.commit({".gitignore": "site/\nbuild/\n", "README.md": "# R\n"})
+    write(repo.path, {"site/index.md": "# Built\n", "site/sub/deep.md": "# Deep\n",
+                      "build/docs/a.md": "# A\n"})  # fmt: skip
+    assert provenance_of(repo.path / "site") == {
+        "index.md": (head, "trunk", "site/index.md", True),
+        "sub/deep.md": (head, "trunk", "site/sub/deep.md", True),
+    }
+    assert provenance_of(repo.path / "build" / "docs") == {
+        "a.md": (head, "trunk", "build/docs/a.md", True)}  # fmt: skip
+    # A tracked file that an ignore pattern matches (added with -f) is in the commit; the
+    # ignored files beside it are not listed.
+    git(repo.path, "add", "-f", "site/index.md")
+    head = repo.commit({}, "force-add")
+    assert provenance_of(repo.path / "site") == {
+        "index.md": (head, "trunk", "site/index.md", False)}  # fmt: skip
+
+
+def test_provenance_per_file_and_branch_states(make_repo, tmp_path):
+    repo = make_repo()
+    first = repo.commit({"docs/a.md": "# A\n", "docs/b.md": "# B\n"})
+    write(repo.path, {"docs/b.md": "# B\nedited\n", "docs/c.md": "# C\n"})
+    assert provenance_of(repo.path / "docs") == {
+        "a.md": (first, "trunk", "docs/a.md", False),
+        "b.md": (first, "trunk", "docs/b.md", True),
+        "c.md": (first, "trunk", "docs/c.md", True),
+    }
+    second = repo.commit({}, "all")
+    git(repo.path, "tag", "trunk")  # a tag named as the branch: the ref is still `trunk`
+    assert provenance_of(repo.path / "docs")["a.md"] == (second, "trunk", "docs/a.md", False)
+    git(repo.path, "checkout", "-q", "--detach", first)  # detached: no branch to name
+    assert provenance_of(repo.path / "docs")["a.md"] == (first, None, "docs/a.md", False)
+    git(repo.path, "checkout", "-q", "trunk")
+    # A linked work tree (its .git is a file) on its own branch.
+    git(repo.path, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    assert provenance_of(tmp_path / "side" / "docs")["c.md"] == (second, "side", "docs/c.md",
+                                                                 False)  # fmt: skip
+    # No commit yet: nothing to cite.
+    unborn = make_repo("unborn")
+    write(unborn.path, {"a.md": "# A\n"})
+    assert provenance_of(unborn.path) == {"a.md": (None, None, None, False)}
+
+
+def test_a_branch_name_that_is_not_utf8_is_left_out_not_a_crash(make_repo):
+    repo = make_repo()
+    head = repo.commit({"a.md": "# A\n"})
+    subprocess.run(["git", "-C", str(repo.path), "checkout", "-q", "-b", b"br\xff"], check=True)
+    assert provenance_of(repo.path) == {"a.md": (head, None, "a.md", False)}
+    result = run_cli("flatten", "--root", repo.path, "-q")
+    assert result.code == 0 and result.records()[0]["commit"] == head
+
+
+def test_folders_git_has_no_work_tree_for_carry_no_commit(make_repo, tmp_path):
+    repo = make_repo()
+    repo.commit({"a.md": "# A\n"})
+    # Inside .git, and a bare repository: files, but none of them the commit's.
+    write(repo.path / ".git", {"notes/n.md": "# N\n"})
+    assert provenance_of(repo.path / ".git" / "notes") == {"n.md": (None, None, None, False)}
+    git(tmp_path, "clone", "-q", "--bare", repo.url, "bare.git")
+    write(tmp_path / "bare.git", {"info/readme.md": "# Bare\n"})
+    assert provenance_of(tmp_path / "bare.git" / "info") == {
+        "readme.md": (None, None, None, False)}  # fmt: skip
+
+
+GIT_SPY = """#!/bin/sh
+echo "$*" >> "{log}"
+exec "{git}" "$@"
+"""
+
+
+def test_git_processes_a_root_run_starts(make_repo, tmp_path):
+    """Four git processes in a work tree (listing, prefix, status, origin), all started at once;
+    none in a folder outside any repository, where each used to fail."""
+    spy = tmp_path / "bin"
+    spy.mkdir()
+    log = tmp_path / "git.log"
+    (spy / "git").write_text(GIT_SPY.format(log=log, git=shutil.which("git")))
+    (spy / "git").chmod(0o755)
+    env = {"PATH": f"{spy}{os.pathsep}{os.environ['PATH']}"}
+    repo = make_repo()
+    repo.commit({"docs/a.md": "# A\n"})
+    write(tmp_path / "plain", {"a.md": "# A\n"})
+
+    def asked(root: Path) -> list[str]:
+        log.write_text("")
+        result = run_cli("flatten", "--root", root, "-q", env=env)
+        assert result.code == 0, result.stderr
+        return sorted(line.split()[2] for line in log.read_text().splitlines())
+
+    assert asked(repo.path / "docs") == ["ls-files", "remote", "rev-parse", "status"]
+    assert asked(tmp_path / "plain") == []
+    # GIT_DIR points git at a repository that no `.git` above the folder names: git is asked.
+    log.write_text("")
+    result = run_cli("flatten", "--root", tmp_path / "plain", "-q",
+                     env={**env, "GIT_DIR": str(repo.path / ".git")})  # fmt: skip
+    assert result.code == 0 and log.read_text()
+
+
+def test_a_repository_git_will_not_trust_is_walked_without_provenance(make_repo):
+    repo = make_repo()
+    repo.commit({".gitignore": "gen/\n", "a.md": "# A\n"})
+    write(repo.path, {"gen/g.md": "# G\n"})
+    result = run_cli("flatten", "--root", repo.path, "-q",
+                     env={"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"})  # git's own switch  # fmt: skip
+    assert result.code == 0, result.stderr
+    records = result.records()
+    assert [r["source"] for r in records] == ["a.md"]  # the walk applies .gitignore too
+    assert all(r["commit"] is None and "dirty" not in r for r in records)
 
 
 def test_gitignored_and_noise_directories_are_reported_in_walk_mode(tmp_path):

@@ -24,7 +24,13 @@ class GitResult:
 
 
 def git_available() -> bool:
-    return shutil.which("git") is not None
+    return git_path() is not None
+
+
+def git_path(env: Mapping[str, str] | None = None) -> str | None:
+    """The git that `env`'s PATH (else this process's) names, as exec would find it. Started by
+    this path, a git process costs one exec, not one failed exec per PATH entry before git's."""
+    return shutil.which("git", path=os.pathsep.join(os.get_exec_path(env)))
 
 
 def git_env(token: str | None = None) -> dict[str, str]:
@@ -68,11 +74,14 @@ def run_git_all(
     questions, and their start-ups one after another were serial time before any file is read.
     `timeout` bounds the whole batch."""
     env = dict(env) if env is not None else git_env()
+    executable = git_path(env)
     started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
     try:
+        if executable is None:
+            raise FileNotFoundError("git")
         for args in commands:
-            started.append((args, subprocess.Popen(["git", *args], env=env,
-                                                   stdin=subprocess.DEVNULL,
+            started.append((args, subprocess.Popen(["git", *args], executable=executable,
+                                                   env=env, stdin=subprocess.DEVNULL,
                                                    stdout=subprocess.PIPE,
                                                    stderr=subprocess.PIPE)))  # fmt: skip
         deadline = time.monotonic() + timeout

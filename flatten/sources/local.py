@@ -6,6 +6,11 @@ Elsewhere a walker applies every .gitignore it meets, each compiled once (with R
 pattern cannot make matching take exponential time). Symlinks are never followed out of the
 root, and never into directories; a file whose directory is a link is skipped; the bytes are
 read by `open_beneath`, which refuses a link that appears after the listing.
+
+A work tree's files carry its commit only when they are what the commit holds: a file that is
+modified, staged, untracked or ignored (as is every file of a folder git ignores, such as a
+built site/) is marked changed, so it is never cited by a permalink to a commit that lacks it.
+A folder with no `.git` at or above it costs no git process at all.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from flatten.content import Unreadable, read_snapshot
 from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip, escape_name
-from flatten.sources.gitcmd import GitResult, git_available, run_git, run_git_all, strip_credentials
+from flatten.sources.gitcmd import git_available, run_git, run_git_all, strip_credentials
 
 if TYPE_CHECKING:
     import pathspec
@@ -108,29 +113,42 @@ def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
     return is_output
 
 
-_PROVENANCE_ASKS = (["rev-parse", "HEAD"], ["rev-parse", "--abbrev-ref", "HEAD"],
-                    ["remote", "get-url", "origin"])  # fmt: skip
-
-
-def git_provenance(root: Path) -> Provenance:
-    """The commit, branch and origin of a work tree (credentials stripped), or nothing."""
+def git_may_know(root: str | os.PathLike[str]) -> bool:
+    """Whether git could take `root` (a real path) for part of a repository. False only when
+    asking git would be a wasted process: git is not installed, or no `.git` (a directory, or
+    the file a linked work tree or a submodule has) is in `root` or above it, and neither
+    GIT_DIR nor GIT_WORK_TREE points git elsewhere. git's own search stops earlier, never later
+    (at GIT_CEILING_DIRECTORIES, a file system's edge, a repository it may not trust): then it
+    is asked and says no. A bare repository has no `.git` and no work tree: nothing to ask."""
     if not git_available():
-        return Provenance()
-    answers = run_git_all([["-C", str(root), *ask] for ask in _PROVENANCE_ASKS], timeout=30)
-    return _provenance(*answers)
+        return False
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return True
+    path = os.fspath(root)
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
 
 
-def _provenance(head: GitResult, branch: GitResult, origin: GitResult) -> Provenance:
-    if head.returncode != 0:
-        return Provenance()
-    ref = branch.stdout.decode().strip() if branch.returncode == 0 else None
-    return Provenance(
-        repo_url=strip_credentials(origin.stdout.decode().strip())
-        if origin.returncode == 0
-        else None,
-        commit=head.stdout.decode().strip(),
-        ref=ref if ref and ref != "HEAD" else None,
-    )
+@dataclass(frozen=True)
+class Changed:
+    """The files below a folder that are not what the commit holds, by `git status`: modified,
+    staged, deleted or untracked (`paths`, relative to the folder, escaped), or all of them
+    (`whole`: git ignores the folder, or a folder above it, so none of its files is tracked).
+    Asked `path in changed`, and `bool(changed)`: has the folder any such file."""
+
+    paths: frozenset[str] = frozenset()
+    whole: bool = False
+
+    def __contains__(self, path: object) -> bool:
+        return self.whole or path in self.paths
+
+    def __bool__(self) -> bool:
+        return self.whole or bool(self.paths)
 
 
 @dataclass(frozen=True)
@@ -139,41 +157,93 @@ class WorkTree:
 
     provenance: Provenance
     prefix: str  # the folder's path inside the repository ("docs/"; "" at the top), escaped
-    changed: frozenset[str]  # files below the folder (relative to it, escaped) that differ from
-    # the commit: modified, staged, deleted or untracked
+    changed: Changed | frozenset[str]  # the folder's files that differ from the commit
+
+
+# One `status` answers the commit (`# branch.oid`), the branch (`# branch.head`) and what
+# differs from the commit below the folder. Paths in porcelain output are the repository's
+# (relative to its top), whatever the folder. `--ignored=matching` names an ignored directory
+# once, without its files: it tells an ignored folder (a built site/) from a clean one.
+_STATUS = ("status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--no-renames",
+           "--untracked-files=all", "--ignored=matching", "--", ".")  # fmt: skip
+# The fields before the path in each kind of porcelain v2 entry (git-status(1)).
+_PATH_AFTER = {"1": 8, "2": 9, "u": 10, "?": 1, "!": 1}
 
 
 def work_tree(root: Path) -> WorkTree | None:
-    """The work tree `root` is in, or None (not in one, or no commit yet). Two git calls beyond
-    the provenance, whatever the size of the tree: `rev-parse --show-prefix` and one `status`."""
-    if not git_available():
+    """The work tree `root` is in, or None (not in one, no commit yet, or git refuses it).
+    Three git processes, started together, whatever the size of the tree: `rev-parse
+    --show-prefix`, one `status` and `remote get-url origin`; none outside a repository."""
+    if not git_may_know(root):
         return None
-    # All five asked at once (outside a work tree the last two fail, and are not read).
-    *answers, shown, status = run_git_all(
-        [*(["-C", str(root), *ask] for ask in _PROVENANCE_ASKS),
-         ["-C", str(root), "rev-parse", "--show-prefix"],
-         # Paths in porcelain output are relative to the repository's top, whatever the cwd.
-         ["-C", str(root), "status", "--porcelain=v1", "-z", "--no-renames",
-          "--untracked-files=all", "--", "."]],
+    shown, status, origin = run_git_all(
+        [["-C", str(root), "rev-parse", "--show-prefix"], ["-C", str(root), *_STATUS],
+         ["-C", str(root), "remote", "get-url", "origin"]],
         timeout=300,
     )  # fmt: skip
-    provenance = _provenance(*answers)
-    if provenance.commit is None:
-        return None
+    if shown.returncode != 0 or status.returncode != 0:
+        return None  # not a work tree (a bare repository, inside .git), or an untrusted one
     prefix = shown.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-    if shown.returncode != 0:
-        prefix = ""
-    changed = set()
-    if status.returncode == 0:
-        for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            path = entry[3:]
-            if len(entry) > 3 and path.startswith(prefix):
-                changed.add(escape_name(path[len(prefix) :]))
-    return WorkTree(provenance, escape_name(prefix), frozenset(changed))
+    commit, branch, changed = _read_status(status.stdout, prefix)
+    if commit is None:
+        return None  # no commit yet: nothing to cite
+    url = (
+        _utf8(origin.stdout.decode("utf-8", "surrogateescape").strip())
+        if origin.returncode == 0
+        else None
+    )
+    provenance = Provenance(repo_url=strip_credentials(url) if url else None, commit=commit,
+                            ref=branch)  # fmt: skip
+    return WorkTree(provenance, escape_name(prefix), changed)
+
+
+def git_provenance(root: Path) -> Provenance:
+    """The commit, branch and origin of a work tree (credentials stripped), or nothing: what
+    `work_tree` finds, status and all."""
+    found = work_tree(root)
+    return found.provenance if found is not None else Provenance()
+
+
+def _read_status(out: bytes, prefix: str) -> tuple[str | None, str | None, Changed]:
+    """The commit, the branch (None when detached) and what differs below `prefix`, from
+    `git status --porcelain=v2 --branch -z` (entries end with NUL; paths are raw)."""
+    commit = branch = None
+    paths: set[str] = set()
+    whole = False
+    entries = iter(out.decode("utf-8", "surrogateescape").split("\0"))
+    for entry in entries:
+        if entry.startswith("# "):
+            key, _, value = entry[2:].partition(" ")
+            if key == "branch.oid" and value != "(initial)":
+                commit = value
+            elif key == "branch.head" and value != "(detached)":
+                branch = _utf8(value)
+            continue
+        fields = _PATH_AFTER.get(entry[:1])
+        if fields is None or entry[1:2] != " ":
+            continue
+        path = entry.split(" ", fields)[-1]
+        if entry[0] == "2":
+            next(entries, None)  # a rename's source path (none are asked for)
+        if path.endswith("/") and prefix.startswith(path) and entry[0] in "?!":
+            whole = True  # the folder itself is ignored (or untracked) as a whole
+        elif entry[0] != "!" and path.startswith(prefix):
+            paths.add(escape_name(path[len(prefix) :]))
+    return commit, branch, Changed(frozenset(paths), whole)
+
+
+def _utf8(value: str) -> str | None:
+    """`value` (decoded with surrogateescape) when it is text, None when it is not: a branch or
+    URL that is not UTF-8 is left out of the record rather than break it (the commit pins)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value or None
 
 
 def _git_listing(root: Path) -> list[str] | None:
-    if not git_available():
+    if not git_may_know(root):
         return None
     result = run_git(
         ["-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
