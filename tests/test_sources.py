@@ -429,3 +429,15 @@ def test_file_growing_while_read_never_crashes_the_run(tmp_path):
     assert records or reasons.get("a.md") in {"changed-while-reading", "too-large"}
     if records:  # a consistent snapshot: whole lines only
         assert all(line in ("# A", "more text") for line in records[0].content.split("\n"))
+
+
+def test_reading_a_checkout_leaves_its_index_alone(make_repo):
+    # `git status` refreshes stale stat data in .git/index (taking index.lock to write it) unless
+    # optional locks are off: a `git commit` landing meanwhile in a CI step would fail.
+    repo = make_repo()
+    repo.commit({"docs/a.md": "# A\n"})
+    index = repo.path / ".git" / "index"
+    os.utime(repo.path / "docs" / "a.md", ns=(1, 1))  # same content, stale stat data
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    assert provenance_of(repo.path / "docs")["a.md"][3] is False  # clean: content unchanged
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before

@@ -34,13 +34,16 @@ def git_path(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def git_env(token: str | None = None) -> dict[str, str]:
-    """The environment for git: never prompt; a token goes in an HTTP header, never in a URL."""
+    """The environment for git: never prompt; a token goes in an HTTP header, never in a URL; no
+    optional locks (`git status` would otherwise refresh the checkout's index under
+    .git/index.lock, and a `git commit` of the user's or a CI step's landing then would fail)."""
     env = dict(os.environ)
     env.update(
         GIT_TERMINAL_PROMPT="0",
         GCM_INTERACTIVE="never",
         LC_ALL="C",
         LANGUAGE="C",
+        GIT_OPTIONAL_LOCKS="0",
     )
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     if token:
