@@ -290,7 +290,7 @@ def _read_yaml(path: Path) -> Any:
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as exc:
-        raise UsageError(f"{path} is not valid YAML: {exc}", reason="bad-config") from exc
+        raise _not_yaml(path, exc) from None
     except ValueError as exc:  # an integer past sys.get_int_max_str_digits(), a 13th month
         why = str(exc).split(";")[0]  # not the advice to raise Python's digit limit
         raise UsageError(f"{path}: a value that cannot be read: {why}",
@@ -331,14 +331,19 @@ def _check_shape(path: Path, text: str) -> None:
             if values > MAX_VALUES:
                 raise _error(path, f"more than {MAX_VALUES:,} values (aliases such as *name "
                                    "count the values they repeat)")  # fmt: skip
-    except yaml.MarkedYAMLError as exc:  # LibYAML's words, ruamel's form
-        problem = ": ".join(filter(None, (exc.context, exc.problem)))
-        mark = exc.problem_mark
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise UsageError(f"{path} is not valid YAML: {problem}{where}",
-                         reason="bad-config") from None  # fmt: skip
     except yaml.YAMLError as exc:
-        raise UsageError(f"{path} is not valid YAML: {exc}", reason="bad-config") from None
+        raise _not_yaml(path, exc) from None
+
+
+def _not_yaml(path: Path, exc: Exception) -> UsageError:
+    """A YAML error (LibYAML's or ruamel's) on one line: what is wrong, and where."""
+    said = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    problem = " ".join(": ".join(filter(None, said)).split()) or " ".join(str(exc).split())
+    if len(problem) > SHOWN_CHARS:  # a duplicate key's message holds its values
+        problem = problem[:SHOWN_CHARS] + "..."
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return UsageError(f"{path} is not valid YAML: {problem}{where}", reason="bad-config")
 
 
 @dataclass(frozen=True)

@@ -153,3 +153,18 @@ def test_the_flags_take_the_same_bounds_and_are_refused_before_any_source_runs(
     if flag != "--max-delete":
         flat = run_cli("flatten", "--root", tmp_path / "docs", flag, value, "-q")
         assert_clean_failure(flat, 2, named)
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [("flatten: {}\nflatten: {}\n", 'found duplicate key "flatten"'),
+     ("flatten: !!python/object:os.system {}\n", "could not determine a constructor"),
+     ("flatten: *nope\n", "found undefined alias 'nope'"),
+     ("a: 1\n---\nb: 2\n", "expected a single document")],
+    ids=["duplicate key", "python tag", "undefined alias", "two documents"],
+)  # fmt: skip
+def test_yaml_that_cannot_be_read_is_one_line_saying_where(tmp_path, config, named):
+    _folder(tmp_path, config)
+    result = run_cli("config", cwd=tmp_path)
+    assert_clean_failure(result, 2, "docs-flatten.yaml is not valid YAML: ", named, "(line ")
+    assert result.stderr.count("\n") == 1, result.stderr
