@@ -6,26 +6,52 @@ Sections: `flatten:` (defaults for every run that flattens), `sources:` (what a 
 the keys there are, for every section: a misspelt `exlude:` must not be silently ignored.
 Keys of `flatten:` and `sources:` are the flags' names, with `-` or `_` (`max-chars`,
 `max_chars`); they are held with `_`, as the commands' parameters are named.
+
+The file is read automatically from the working directory (a pull request's file in CI), so
+its shape is checked on YAML's events before it is built: nesting deeper than `MAX_DEPTH` or
+more than `MAX_VALUES` values, aliases (`*name`) counted as the values they repeat (a "billion
+laughs" of nested aliases), is refused unbuilt. A bad value is echoed cut short (`shown`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
+from flatten.options import MAX_CHARS, MIN_CHARS
 
 CONFIG_NAME = "docs-flatten.yaml"
 SECTIONS = ("citations", "embeddings", "flatten", "redaction", "sources")
 KINDS = ("docs", "code", "auto")
+# A config is a few dozen values a few levels deep; these are far past any real one.
+MAX_DEPTH = 32
+MAX_VALUES = 100_000
+# The largest size a size setting or flag takes (--max-file-size, --max-page-size): 1 TiB.
+MAX_SIZE = 1 << 40
+SHOWN_CHARS = 200  # a bad value is echoed in its error cut to this
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 80, 80, 40
+
+
+def shown(value: Any) -> str:
+    """`repr(value)` cut short: a few items, levels and characters of it, never all of it."""
+    text = _SHOWN.repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
 
 
 def _text(value: Any) -> str | None:
     return None if isinstance(value, str) and value.strip() else "a non-empty string"
+
+
+def _some_text(value: Any) -> str | None:
+    return None if isinstance(value, str) and value else "a non-empty string"
 
 
 def _globs(value: Any) -> str | None:
@@ -51,30 +77,43 @@ _UNITS = {
 
 
 def parse_size(text: str) -> int:
-    """`1048576`, `512k`, `1MiB`, `2MB` -> bytes."""
+    """`1048576`, `512k`, `1MiB`, `2MB` -> bytes; `UsageError` (`bad-size`) for what is no
+    size or more than `MAX_SIZE`."""
     match = _SIZE.match(text)
     if not match:
         raise UsageError(
-            f"not a size: {text!r} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
+            f"not a size: {shown(text)} (try 1MiB, 512k or a number of bytes)", reason="bad-size"
         )
     unit = (match.group(2) or "").lower().removesuffix("b")
-    return int(float(match.group(1)) * _UNITS[unit])
+    size = float(match.group(1)) * _UNITS[unit]  # 400 digits read as inf: refused below
+    if not size <= MAX_SIZE:
+        raise UsageError(f"not a size: {shown(text)} is more than 1TiB", reason="bad-size")
+    return int(size)
 
 
 def _size(value: Any) -> str | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIZE
     if isinstance(value, str):  # read as the flags are: `1XB` is no size
         try:
             ok = parse_size(value) > 0
         except UsageError:
             ok = False
-    return None if ok else "a size (1MiB, 512k or a number of bytes)"
+    return None if ok else "a size (1MiB, 512k or a number of bytes) up to 1TiB"
 
 
 def _limit(value: Any) -> str | None:
-    ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
-        isinstance(value, str) and value.strip()
+    """Read as --max-delete is (`index.snapshot.parse_limit`), now rather than when the source
+    is loaded, after its flatten or crawl."""
+    from index.snapshot import parse_limit
+
+    ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or isinstance(
+        value, str
     )
+    if ok:
+        try:
+            parse_limit(value)
+        except UsageError:
+            ok = False
     return None if ok else "a number of documents or a percentage (25%)"
 
 
@@ -82,7 +121,7 @@ def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
         ok = ok and (high is None or value <= high)
-        return None if ok else f"a whole number from {low}" + (f" to {high}" if high else "")
+        return None if ok else f"a whole number from {low:,}" + (f" to {high:,}" if high else "")
 
     return check
 
@@ -105,7 +144,7 @@ def _flag(value: Any) -> str | None:
 
 # The settings `flatten:` takes, and what each must be.
 FLATTEN_KEYS: dict[str, Callable[[Any], str | None]] = {
-    "kind": _kind, "include": _globs, "exclude": _globs, "max_chars": _whole(200),
+    "kind": _kind, "include": _globs, "exclude": _globs, "max_chars": _whole(MIN_CHARS, MAX_CHARS),
     "max_file_size": _size,
 }  # fmt: skip
 # A source entry: one of repo, root, url; its corpus; the flatten settings and its own.
@@ -117,8 +156,14 @@ SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "concurrency": _whole(1, 32), "delay": _seconds(0), "timeout": _seconds(0.1),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
 }  # fmt: skip
-# Keys of a citations rule (index.citations reads them; checked here with the other sections).
-CITATION_KEYS = ("pattern", "replace", "corpus")
+# A citations rule (index.citations reads it and compiles its pattern; its keys and their
+# types are checked here with the other sections).
+CITATION_KEYS: dict[str, Callable[[Any], str | None]] = {
+    "pattern": _some_text, "replace": _some_text, "corpus": _text,
+}  # fmt: skip
+# The embeddings settings that are text (index.vectors.client checks the section in full where
+# embeddings are used; base_url and model may come from the flags there).
+EMBEDDING_TEXTS = ("base_url", "model", "api_key_env")
 
 
 def _error(path: Path | None, message: str) -> UsageError:
@@ -131,7 +176,8 @@ def check_keys(path: Path | None, where: str, keys: Any, known: Any) -> None:
     if unknown:
         dot = f"{where}." if where else ""
         what = "a section" if not where else "a setting"
-        raise _error(path, f"{dot}{unknown[0]}: not {what} (known: {', '.join(sorted(known))})")
+        name = unknown[0] if len(unknown[0]) <= SHOWN_CHARS else shown(unknown[0])
+        raise _error(path, f"{dot}{name}: not {what} (known: {', '.join(sorted(known))})")
 
 
 def _settings(
@@ -147,7 +193,7 @@ def _settings(
             value = out[key] = [value]  # one pattern without a list
         problem = checks[key](value)
         if problem:
-            raise _error(path, f"{where}.{key}: expected {problem}, not {value!r}")
+            raise _error(path, f"{where}.{key}: expected {problem}, not {shown(value)}")
     return out
 
 
@@ -158,7 +204,7 @@ def _sources(path: Path, data: Any) -> list[dict[str, Any]]:
     for n, entry in enumerate(data):
         where = f"sources[{n}]"
         if isinstance(entry, str):
-            raise _error(path, f"{where}: expected a mapping such as {{repo: {entry}}}")
+            raise _error(path, f"{where}: expected a mapping such as {{repo: {shown(entry)}}}")
         entry = _settings(path, where, entry, SOURCE_KEYS)
         given = [k for k in SOURCE_KINDS if k in entry]
         if len(given) != 1:
@@ -181,10 +227,18 @@ def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
         if isinstance(section, dict):  # their own parsers check values and the keys they know
             continue
         if section is not None:
-            raise _error(path, f"{name}: expected a mapping")
-    for n, rule in enumerate(data.get("citations") or []):
+            raise _error(path, f"{name}: expected a mapping, not {shown(section)}")
+    for key in EMBEDDING_TEXTS:
+        value = (data.get("embeddings") or {}).get(key)
+        if value is not None and _text(value):
+            raise _error(path, f"embeddings.{key}: expected {_text(value)}, not {shown(value)}")
+    rules = data.get("citations")
+    if rules is not None and not isinstance(rules, list):
+        raise _error(path, "citations: expected a list of {pattern, replace} rules, "
+                           f"not {shown(rules)}")  # fmt: skip
+    for n, rule in enumerate(rules or []):
         if isinstance(rule, dict):
-            check_keys(path, f"citations[{n}]", rule, CITATION_KEYS)
+            _settings(path, f"citations[{n}]", rule, CITATION_KEYS)
     return out
 
 
@@ -232,11 +286,64 @@ def _read_yaml(path: Path) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    _check_shape(path, text)
     try:
         data = YAML(typ="safe", pure=True).load(text)
     except YAMLError as exc:
-        raise UsageError(f"{path} is not valid YAML: {exc}", reason="bad-config") from exc
+        raise _not_yaml(path, exc) from None
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits(), a 13th month
+        why = str(exc).split(";")[0]  # not the advice to raise Python's digit limit
+        raise UsageError(f"{path}: a value that cannot be read: {why}",
+                         reason="bad-config") from None  # fmt: skip
     return data
+
+
+def _check_shape(path: Path, text: str) -> None:
+    """`UsageError` for a document nested deeper than `MAX_DEPTH` or holding more than
+    `MAX_VALUES` values once its aliases are expanded, read from its events (LibYAML's: a state
+    machine, no recursion, in C) before ruamel builds it. An alias counts the values of its
+    anchor's node, so nested aliases are counted, never expanded."""
+    import yaml
+
+    values = 0
+    opened: list[tuple[str | None, int]] = []  # each open collection's anchor, values before it
+    anchored: dict[str, int] = {}  # values of each closed anchor's node
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                opened.append((event.anchor, values))
+                values += 1
+                if len(opened) > MAX_DEPTH:
+                    raise _error(path, f"nested deeper than {MAX_DEPTH} levels (line "
+                                       f"{event.start_mark.line + 1})")  # fmt: skip
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, before = opened.pop()
+                if anchor is not None:
+                    anchored[anchor] = values - before
+            elif isinstance(event, yaml.ScalarEvent):
+                values += 1
+                if event.anchor is not None:
+                    anchored[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                # An alias of a node still open (a node holding itself) counts as one: ruamel
+                # builds it as a cycle, which no setting takes.
+                values += anchored.get(event.anchor, 1)
+            if values > MAX_VALUES:
+                raise _error(path, f"more than {MAX_VALUES:,} values (aliases such as *name "
+                                   "count the values they repeat)")  # fmt: skip
+    except yaml.YAMLError as exc:
+        raise _not_yaml(path, exc) from None
+
+
+def _not_yaml(path: Path, exc: Exception) -> UsageError:
+    """A YAML error (LibYAML's or ruamel's) on one line: what is wrong, and where."""
+    said = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    problem = " ".join(": ".join(filter(None, said)).split()) or " ".join(str(exc).split())
+    if len(problem) > SHOWN_CHARS:  # a duplicate key's message holds its values
+        problem = problem[:SHOWN_CHARS] + "..."
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return UsageError(f"{path} is not valid YAML: {problem}{where}", reason="bad-config")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 KINDS = ("docs", "code", "auto")
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
+# --max-chars (and the config's max-chars): past 16 MiB no slice's line could be loaded
+# (index.loader.MAX_LINE_BYTES), so a larger budget is a typo.
+MIN_CHARS, MAX_CHARS = 200, 16 << 20
 
 
 def _default_rules() -> RedactionRules:
@@ -41,5 +44,6 @@ class FlattenOptions:
             )
         if self.max_file_size <= 0:
             raise UsageError("--max-file-size must be positive", reason="bad-size")
-        if self.max_chars < 200:
-            raise UsageError("--max-chars must be at least 200", reason="bad-size")
+        if not MIN_CHARS <= self.max_chars <= MAX_CHARS:
+            raise UsageError(f"--max-chars must be from {MIN_CHARS:,} to {MAX_CHARS:,}",
+                             reason="bad-size")  # fmt: skip

@@ -101,3 +101,66 @@ def test_each_line_that_is_not_a_message_is_answered_and_the_server_serves_on(st
     assert all("\n" not in a["error"]["message"] for a in refused)
     assert "the line is not JSON ({)" in refused[0]["error"]["message"]
     assert by_id(answers)[99]["result"]["isError"] is False
+
+
+INVALID_PARAMS = -32602
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def _raw(request_id: Any, arguments: str, name: str = "knowledge_search") -> str:
+    """A tools/call line as a client writes it: `arguments` is JSON text, written as is."""
+    return ('{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "method": "tools/call", '
+            '"params": {"name": "' + name + '", "arguments": ' + arguments + "}}")  # fmt: skip
+
+
+# Lines that are JSON a client may well send, each with the error code and id of its answer:
+# its sender waits for that id, so it is echoed wherever the line holds one.
+WAITED_FOR = [
+    # A lone surrogate (a JavaScript string cut mid-emoji; JSON.stringify escapes it): no
+    # Unicode text, refused as `index` refuses such a line, in params or elsewhere.
+    (_raw(116, '{"query": "\\ud800"}'), INVALID_PARAMS, 116, "params.arguments.query"),
+    (_raw(117, '{"query": "a \\udc00 b"}', "knowledge_enumerate"), INVALID_PARAMS, 117,
+     "params.arguments.query"),
+    (_raw("s", '{"source": "x\\ud83d", "offset": 0}', "knowledge_get"), INVALID_PARAMS, "s",
+     "params.arguments.source"),
+    (_raw(118, '{"prefix": "\\ud800\\u0041"}', "knowledge_toc"), INVALID_PARAMS, 118,
+     "params.arguments.prefix"),
+    (_raw(119, '{"\\udfff": 1}'), INVALID_PARAMS, 119, "(a key)"),
+    ('{"jsonrpc": "2.0", "id": 120, "method": "tools/\\ud800"}', INVALID_REQUEST, 120, "method"),
+    ('{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}', INVALID_REQUEST, None, "id"),
+    # JSON past what the SDK's parser reads: the id found at the line's top level.
+    (_raw(121, '{"query": "x", "deep": ' + DEEP + "}"), PARSE_ERROR, 121, "recursion limit"),
+    (_raw(122, '{"query": "x", "top_k": ' + "7" * 5000 + "}"), PARSE_ERROR, 122, "out of range"),
+    ('{"params": {"id": 7, "x": ' + DEEP + '}, "id": "late", "method": "ping"}', PARSE_ERROR,
+     "late", "recursion limit"),
+    # An id that is no string or whole number: the SDK read these as notifications, unanswered.
+    ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', INVALID_REQUEST, None, "id"),
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', INVALID_REQUEST, None, "id"),
+    ('{"jsonrpc": "2.0", "id": null, "method": "ping"}', INVALID_REQUEST, None, "id"),
+    ('{"jsonrpc": "2.0", "id": [3], "method": "ping"}', INVALID_REQUEST, None, "id"),
+]  # fmt: skip
+
+
+def test_a_request_the_sdk_cannot_read_is_answered_with_its_own_id(store):
+    lines: list[str | dict[str, Any]] = [INITIALIZE, INITIALIZED]
+    lines += [line for line, *_ in WAITED_FOR]
+    # Not answered: a notification with a lone surrogate (nobody answers a notification).
+    lines.append('{"jsonrpc": "2.0", "method": "notifications/cancelled", '
+                 '"params": {"requestId": 1, "reason": "\\ud800"}}')  # fmt: skip
+    answers, stderr, code = exchange(store, [*lines, search_call(99)])
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+    refused = [a for a in answers if "error" in a]
+    got = [(a["error"]["code"], a["id"]) for a in refused]
+    assert got == [(c, i) for _, c, i, _ in WAITED_FOR]
+    for answer, (_, _, _, words) in zip(refused, WAITED_FOR, strict=True):
+        assert words in answer["error"]["message"], answer
+        assert len(answer["error"]["message"]) < 400
+    assert by_id(answers)[99]["result"]["isError"] is False  # and it served on
+
+
+def test_a_byte_order_mark_before_a_message_is_skipped(store):
+    answers, stderr, code = exchange(store, [INITIALIZE, INITIALIZED,
+                                             "\ufeff" + json.dumps(search_call(7))])  # fmt: skip
+    assert code == 0, stderr
+    assert by_id(answers)[7]["result"]["isError"] is False

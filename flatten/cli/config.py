@@ -11,7 +11,7 @@ import typer
 
 from flatten.cli.jobs import flatten_settings, plan
 from flatten.cli.load import ingest_command
-from flatten.cli.options import read_config, with_options_of
+from flatten.cli.options import embedding_config, read_config, with_options_of
 from flatten.cli.output import echo_json, say
 from flatten.config import (
     FLATTEN_KEYS,
@@ -59,6 +59,8 @@ def config_command(
 ) -> None:  # fmt: skip
     """Check docs-flatten.yaml (or --config FILE): unknown keys and bad values are errors."""
     settings = read_config(options["config"])
+    if not options["no_embed"]:  # what every command that embeds refuses (base_url, model)
+        embedding_config(settings, options["base_url"], options["model"], options["api_key_env"])
     found = config_path(options["config"])
     flat = flatten_settings({k: options[k] for k in FLATTEN_KEYS}, settings)
     try:

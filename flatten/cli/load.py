@@ -320,10 +320,12 @@ def ingest_command(
     from flatten.cli.loading import Run, failure_summary
     from flatten.parallel import default_workers
     from flatten.shards import parse_shard, pick
+    from index.snapshot import parse_limit
 
     values = {k: v for k, v in locals().items() if k in SOURCE_KEYS}
     with failure_summary("ingest", as_json):  # before any source ran: one summary says why
         settings = read_config(config)
+        parse_limit(max_delete)  # --max-delete refused now, not after each source's flatten
         if sources is not None:
             with option_file(sources) as readable:
                 settings = {**settings, "sources": load_sources(readable)}

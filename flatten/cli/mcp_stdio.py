@@ -7,6 +7,15 @@ is not a JSON-RPC message is answered with the JSON-RPC error for it (-32700 whe
 -32600 when it is JSON of another shape) and the server reads on; at the end of input every
 request already read is answered, for `DRAIN_SECONDS` at most, before the server stops.
 
+A caller waits for the answer carrying its request's id, so the id is kept wherever the line
+holds one: a lone surrogate escape (`"\ud800"`, valid JSON text that a JavaScript client sends
+after cutting a string mid-emoji, and no Unicode text) is refused with the request's id (-32602
+in params, as `index` refuses such a line; -32600 elsewhere); a line too deep or a number too
+long for the SDK's parser gets its -32700 with the id read from the line's top level; a byte
+order mark before a message is skipped. A request whose id is no string or whole number (an
+object, 1.5, null) is read by the SDK as a notification, which nobody answers: every method but
+the `notifications/` ones is a request, so it is answered -32600 with id null.
+
 Between the SDK's transport and its server sit one relay task (reading) and one wrapper of the
 write stream (noting each answer); both are the SDK's public stream types, unchanged.
 """
@@ -14,12 +23,14 @@ write stream (noting each answer); both are the SDK's public stream types, uncha
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
@@ -27,6 +38,7 @@ from mcp_types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
+    jsonrpc_message_adapter,
 )
 
 if TYPE_CHECKING:
@@ -62,9 +74,14 @@ async def _relay(
         async with forward:
             async for item in incoming:
                 if isinstance(item, Exception):
-                    refusal = refusal_for(item)
-                    if refusal is not None:
-                        await answers.send(SessionMessage(refusal))
+                    reread = refusal_for(item)
+                    if not isinstance(reread, SessionMessage):
+                        if reread is not None:
+                            await answers.send(SessionMessage(reread))
+                        continue
+                    item = reread
+                if _request_without_id(item.message):
+                    await answers.send(SessionMessage(_error(None, INVALID_REQUEST, NO_ID)))
                     continue
                 unanswered.note(item.message)
                 await forward.send(item)
@@ -74,30 +91,153 @@ async def _relay(
         pass  # the server stopped reading: nothing left to pass on
 
 
-def refusal_for(error: Exception) -> JSONRPCError | None:
+NOT_A_MESSAGE = (
+    'Invalid Request: not a JSON-RPC 2.0 message (an object with jsonrpc "2.0", a string '
+    "method, an id for a request, and params an object when given)"
+)
+NO_ID = (
+    "Invalid Request: a request's id must be a string or a whole number (only notifications/ "
+    "methods are sent without one)"
+)
+
+
+def refusal_for(error: Exception) -> SessionMessage | JSONRPCError | None:
     """The JSON-RPC answer to a line the transport could not read as a message (its parse or
-    validation error), or None for a blank line (nothing was sent)."""
+    validation error), None for a blank line (nothing was sent) or a notification, or the
+    message itself when only a byte order mark stood before it."""
     details = _details(error)
     line = details[0].get("input") if details and details[0].get("type") == "json_invalid" else None
     if isinstance(line, str):
         if not line.strip():
             return None
+        if line.startswith("\ufeff") and line[1:].strip():
+            try:
+                return SessionMessage(jsonrpc_message_adapter.validate_json(line[1:]))
+            except Exception as exc:  # the SDK's reader's error, as the line's own
+                return refusal_for(exc)
+        surrogate = _lone_surrogate(line)
+        if surrogate is not None:
+            return surrogate or None
+        problem = str(details[0].get("msg", "")).removeprefix("Invalid JSON: ")
         message = f"Parse error: the line is not JSON ({_shown(line.strip())})"
-        return JSONRPCError(jsonrpc="2.0", id=None,
-                            error=ErrorData(code=PARSE_ERROR, message=message))  # fmt: skip
+        if problem.startswith(_PARSER_LIMITS):  # JSON, past the parser's depth or digits
+            message = f"Parse error: {problem} ({_shown(line.strip())})"
+            return _error(_top_level_id(line), PARSE_ERROR, message)
+        return _error(None, PARSE_ERROR, message)
     if not details:  # not the validator's error: say only that the line was unreadable
-        return JSONRPCError(jsonrpc="2.0", id=None,
-                            error=ErrorData(code=PARSE_ERROR, message="Parse error"))  # fmt: skip
+        return _error(None, PARSE_ERROR, "Parse error")
     envelope = next((d["input"] for d in details if _is_envelope(d.get("input"))), None)
-    request_id = envelope.get("id") if envelope is not None else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        request_id = None  # undeterminable: JSON-RPC answers such a request with id null
-    message = (
-        'Invalid Request: not a JSON-RPC 2.0 message (an object with jsonrpc "2.0", a string '
-        "method, an id for a request, and params an object when given)"
-    )
+    return _error(_request_id(envelope), INVALID_REQUEST, NOT_A_MESSAGE)
+
+
+def _error(request_id: RequestId | None, code: int, message: str) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=request_id,
-                        error=ErrorData(code=INVALID_REQUEST, message=message))  # fmt: skip
+                        error=ErrorData(code=code, message=message))  # fmt: skip
+
+
+def _request_id(envelope: Any) -> RequestId | None:
+    """The id of a request as its answer may carry it; None where there is none to echo."""
+    found = envelope.get("id") if isinstance(envelope, dict) else None
+    if isinstance(found, bool) or not isinstance(found, int | str):
+        return None  # undeterminable: JSON-RPC answers such a request with id null
+    if isinstance(found, str) and not _encodable(found):
+        return None  # a lone surrogate in the id itself: it cannot be written back
+    return found
+
+
+def _request_without_id(message: Any) -> bool:
+    """A request method read as a notification: its id was no string or whole number."""
+    return isinstance(message, JSONRPCNotification) and not message.method.startswith(
+        "notifications/"
+    )
+
+
+# The SDK's parser (jiter) refuses nesting past 255 levels and numbers it cannot hold: lines
+# that are JSON all the same, so their id, when they have one, is worth finding.
+_PARSER_LIMITS = ("recursion limit exceeded", "number out of range")
+# A `\uD800`-`\uDFFF` escape (flatten.record reads JSONL lines the same way).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(line: str) -> JSONRPCError | bool | None:
+    """The refusal of a message holding a lone surrogate (False: a notification, unanswered),
+    or None when the line holds none, or is no JSON the standard library reads either."""
+    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    where = _surrogate_path(value)
+    if where is None:
+        return None
+    if not isinstance(value, dict):  # a batch: no message, whatever it holds
+        return _error(None, INVALID_REQUEST, NOT_A_MESSAGE)
+    if "id" not in value and str(value.get("method")).startswith("notifications/"):
+        return False  # nobody answers a notification
+    code, kind = (INVALID_PARAMS, "Invalid params") if where.startswith("params") else (
+        INVALID_REQUEST, "Invalid Request")  # fmt: skip
+    message = (f"{kind}: {where} holds a lone surrogate, which is no Unicode text (send each "
+               "character whole: a UTF-16 pair, or none)")  # fmt: skip
+    return _error(_request_id(value), code, message)
+
+
+def _surrogate_path(value: Any) -> str | None:
+    """Where in `value` the first string (or key) holding a lone surrogate is: `params.
+    arguments.query`; None when none does. Walked without recursion (nesting is the caller's
+    to limit)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return where or "the message"
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                if not _encodable(key):
+                    escaped = json.dumps(key)[1:-1][:SHOWN_CHARS]  # the surrogate as \\udXXX
+                    return f"{where}.{escaped}".lstrip(".") + " (a key)"
+                stack.append((f"{where}.{_shown(key)}".lstrip("."), child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{n}]", child) for n, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# JSON strings and brackets: enough to follow a line's nesting without parsing it.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_COLON = re.compile(r"\s*:\s*")
+
+
+def _top_level_id(line: str) -> RequestId | None:
+    """The `id` member of the object a line holds, read without parsing the rest (which the
+    parsers refuse); None when there is none to echo."""
+    if not line.lstrip().startswith("{"):
+        return None
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in "[{":
+            depth += 1
+        elif text in "]}":
+            depth -= 1
+        elif depth == 1 and text == '"id"':
+            colon = _COLON.match(line, token.end())
+            if colon is None:
+                continue  # a value "id", not the key
+            try:
+                found, _ = json.JSONDecoder().raw_decode(line, colon.end())
+            except (ValueError, RecursionError):
+                return None
+            return _request_id({"id": found})
+    return None
 
 
 def _details(error: Exception) -> list[dict[str, Any]]:
