@@ -9,7 +9,6 @@ the one serial part of a run, handles a message per chunk rather than an object 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
@@ -18,14 +17,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from itertools import islice
-from multiprocessing.connection import Connection, wait
-from multiprocessing.pool import Pool, ThreadPool
-from multiprocessing.process import BaseProcess
-from multiprocessing.reduction import ForkingPickler
-from multiprocessing.synchronize import Lock
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from flatten.errors import FlattenError
+
+# multiprocessing (and the pickle and socket modules under it) loads when workers start: a
+# run on one worker, or on too few files, never starts one and never pays for it.
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.pool import Pool
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.synchronize import Lock
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -44,6 +46,8 @@ def default_workers() -> int:
 def _start_method() -> str:
     """fork when this process has one thread (workers start in milliseconds and inherit the
     loaded grammars); forkserver otherwise, since forking beside another thread can deadlock."""
+    import multiprocessing
+
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return "fork"
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -104,6 +108,8 @@ def ordered_chunks(
     if _start_method() == "fork":
         yield from _forked_map(fn, items, workers, bounds, window)
         return
+    import multiprocessing
+
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
     with _running(pool):
         pending = deque(pool.apply_async(fn, (c,)) for c in islice(chunks, window))
@@ -172,6 +178,9 @@ def _forked_map(
     its results) and reads results, which workers send whole under a lock; a worker that
     dies is seen by its sentinel, where a Pool would wait forever.
     """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
     ctx = multiprocessing.get_context("fork")
     tasks_in, tasks_out = ctx.Pipe(duplex=False)
     results_in, results_out = ctx.Pipe(duplex=False)
@@ -240,6 +249,8 @@ def _serve(
     give: Lock,
 ) -> None:
     """A worker: run `fn` over each chunk it is sent, until it is sent None."""
+    from multiprocessing.reduction import ForkingPickler
+
     _worker_signals()
     while True:
         with take:
@@ -257,6 +268,8 @@ def _serve(
 
 def _portable(exc: Exception) -> Exception:
     """`exc`, or a RuntimeError naming it when it cannot be pickled."""
+    from multiprocessing.reduction import ForkingPickler
+
     try:
         ForkingPickler.loads(ForkingPickler.dumps(exc))
     except Exception:
@@ -269,6 +282,9 @@ def worker_pool(workers: int) -> Iterator[Pool]:
     """A pool of `workers` forked processes (they inherit the caller's state, so a task can be
     an index into it); threads where forking is unsafe (another thread runs) or unavailable,
     which share that state too. Stopped at the end of the block, whatever happened."""
+    import multiprocessing
+    from multiprocessing.pool import ThreadPool
+
     if _start_method() == "fork":
         pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
     else:
