@@ -176,7 +176,9 @@ def _forked_map(
     that writes the output. Here the calling thread sends chunk numbers (a few bytes: the
     pipe never fills, so sending never blocks on a worker that is itself blocked on sending
     its results) and reads results, which workers send whole under a lock; a worker that
-    dies is seen by its sentinel, where a Pool would wait forever.
+    dies is seen by its sentinel, where a Pool would wait forever. The Nones that end the
+    workers follow the last number at once: a worker with nothing left exits while the
+    others finish, so waiting for the workers to exit adds little to the end of the run.
     """
     import multiprocessing
     from multiprocessing.connection import wait
@@ -184,6 +186,7 @@ def _forked_map(
     ctx = multiprocessing.get_context("fork")
     tasks_in, tasks_out = ctx.Pipe(duplex=False)
     results_in, results_out = ctx.Pipe(duplex=False)
+    _widen(results_in)
     take, give = ctx.Lock(), ctx.Lock()
     processes = [
         ctx.Process(target=_serve, args=(fn, items, bounds, tasks_in, take, results_out,
@@ -195,29 +198,41 @@ def _forked_map(
     tasks_in.close()  # the workers' ends: an EOF, not a hang, should they all be gone
     results_out.close()
     chunks = len(bounds)
-    sent, done = min(window, chunks), 0
+    sent, done = 0, 0
     finished: dict[int, R] = {}
     watched = [results_in, *(process.sentinel for process in processes)]
+
+    def send_up_to(count: int) -> None:
+        nonlocal sent
+        while sent < min(count, chunks):
+            tasks_out.send(sent)
+            sent += 1
+            if sent == chunks:
+                for _ in processes:
+                    tasks_out.send(None)
+
     try:
-        for index in range(sent):
-            tasks_out.send(index)
+        send_up_to(window)
         while done < chunks:
             while done not in finished:
                 ready = wait(watched)
                 if results_in not in ready:
-                    raise _lost([p for p in processes if p.sentinel in ready])
+                    ended = [p for p in processes if p.sentinel in ready]
+                    for process in ended:
+                        process.join(5)  # its exit code is known a moment after its sentinel
+                    if any(process.exitcode != 0 for process in ended):
+                        raise _lost([p for p in ended if p.exitcode != 0])
+                    # Exited when sent None, so with all its results in the pipe already.
+                    watched = [w for w in watched if w not in ready]
+                    continue
                 index, ok, value = results_in.recv()
                 if not ok:
                     raise value
                 finished[index] = value
             result = finished.pop(done)
             done += 1
-            if sent < chunks:
-                tasks_out.send(sent)
-                sent += 1
+            send_up_to(done + window)
             yield result
-        for _ in processes:
-            tasks_out.send(None)
         for process in processes:
             process.join()
     finally:
@@ -230,8 +245,19 @@ def _forked_map(
         results_in.close()
 
 
+def _widen(pipe: Connection) -> None:
+    """Make the results pipe hold a few chunks' results (1 MiB; Linux's unprivileged bound),
+    so a worker writes one in a go and goes back to work rather than waiting, 64 KiB at a time,
+    for the parent to read it. Where that cannot be done the pipe keeps its size."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the user's pipe quota
+        pass
+
+
 def _lost(ended: list[BaseProcess]) -> WorkerLost:
-    ended[0].join(5)  # its sentinel closes as it exits, a moment before its exit code is known
     code = ended[0].exitcode
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     return WorkerLost(f"a worker process ended in the middle of the run ({how})",

@@ -95,6 +95,22 @@ def test_a_worker_killed_mid_run_is_a_named_error_not_a_hang():
     assert f"killed by signal {int(signal.SIGKILL)}" in done.stdout
 
 
+def _slow_last(x: int) -> int:
+    if x == 399:  # the last item: the other worker runs out of chunks, is sent None and exits
+        import time
+
+        time.sleep(0.5)
+    return x
+
+
+def test_a_worker_that_ends_when_the_chunks_run_out_is_not_a_lost_worker():
+    # The workers are sent their Nones with the last chunk's number: one exits while the
+    # other still works, and its ended process must not read as a worker that died.
+    items = list(range(400))
+    assert list(ordered_map(_slow_last, items, workers=2, chunk_size=4)) == items
+    assert not _children()
+
+
 _ONE_PROCESS = textwrap.dedent(
     """
     import sys
