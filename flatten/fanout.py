@@ -21,14 +21,12 @@ that is being removed.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import shutil
 import signal
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from multiprocessing.pool import ThreadPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -215,6 +213,8 @@ def flatten_many(
             for index in todo:
                 yield specs[index], _task(index)[1]
             return
+        import multiprocessing  # loaded when workers start (see flatten.parallel)
+
         with worker_pool(min(jobs, len(todo))) as pool:
             workers.update(p.pid for p in multiprocessing.active_children() if p.pid)
             for index, result in pool.imap_unordered(_task, todo):
@@ -234,6 +234,7 @@ def _checked(specs: Sequence[SourceSpec], known: Mapping[str, SourceState]) -> d
     candidates = [i for i, s in enumerate(specs) if s.kind == "repo" and s.corpus in known]
     if not candidates:
         return {}
+    from multiprocessing.pool import ThreadPool
 
     def check(index: int) -> Flattened | None:
         return check_one(specs[index], known[specs[index].corpus])

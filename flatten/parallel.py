@@ -9,7 +9,6 @@ the one serial part of a run, handles a message per chunk rather than an object 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
@@ -18,20 +17,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from itertools import islice
-from multiprocessing.connection import Connection, wait
-from multiprocessing.pool import Pool, ThreadPool
-from multiprocessing.process import BaseProcess
-from multiprocessing.reduction import ForkingPickler
-from multiprocessing.synchronize import Lock
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from flatten.errors import FlattenError
+
+# multiprocessing (and the pickle and socket modules under it) loads when workers start: a
+# run on one worker, or on too few files, never starts one and never pays for it.
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.pool import Pool
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.synchronize import Lock
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 # Below this many items the process start-up costs more than it saves.
 MIN_ITEMS_FOR_PROCESSES = 200
+# Items per chunk (but the last few, see `chunk_bounds`). Each chunk is a message the parent
+# waits for, unpickles and hands on while the workers hold the cores: the parent's CPU in a
+# 2-worker run of the docs bench tree is ~55 ms at 32 files a chunk, ~72 ms at 16.
+CHUNK_SIZE = 32
 
 
 def default_workers() -> int:
@@ -44,6 +50,8 @@ def default_workers() -> int:
 def _start_method() -> str:
     """fork when this process has one thread (workers start in milliseconds and inherit the
     loaded grammars); forkserver otherwise, since forking beside another thread can deadlock."""
+    import multiprocessing
+
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return "fork"
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
@@ -66,7 +74,7 @@ def ordered_map(
     items: list[T],
     *,
     workers: int = 0,
-    chunk_size: int = 16,
+    chunk_size: int = CHUNK_SIZE,
     window: int = 8,
 ) -> Iterator[R]:
     """`map(fn, items)` over worker processes when that pays off; in order, bounded in memory.
@@ -84,7 +92,7 @@ def ordered_chunks(
     items: list[T],
     *,
     workers: int = 0,
-    chunk_size: int = 16,
+    chunk_size: int = CHUNK_SIZE,
     window: int = 8,
 ) -> Iterator[R]:
     """`fn` of each run of at most `chunk_size` consecutive items (`chunk_bounds`), in order:
@@ -104,6 +112,8 @@ def ordered_chunks(
     if _start_method() == "fork":
         yield from _forked_map(fn, items, workers, bounds, window)
         return
+    import multiprocessing
+
     pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
     with _running(pool):
         pending = deque(pool.apply_async(fn, (c,)) for c in islice(chunks, window))
@@ -170,11 +180,17 @@ def _forked_map(
     that writes the output. Here the calling thread sends chunk numbers (a few bytes: the
     pipe never fills, so sending never blocks on a worker that is itself blocked on sending
     its results) and reads results, which workers send whole under a lock; a worker that
-    dies is seen by its sentinel, where a Pool would wait forever.
+    dies is seen by its sentinel, where a Pool would wait forever. The Nones that end the
+    workers follow the last number at once: a worker with nothing left exits while the
+    others finish, so waiting for the workers to exit adds little to the end of the run.
     """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
     ctx = multiprocessing.get_context("fork")
     tasks_in, tasks_out = ctx.Pipe(duplex=False)
     results_in, results_out = ctx.Pipe(duplex=False)
+    _widen(results_in)
     take, give = ctx.Lock(), ctx.Lock()
     processes = [
         ctx.Process(target=_serve, args=(fn, items, bounds, tasks_in, take, results_out,
@@ -186,29 +202,41 @@ def _forked_map(
     tasks_in.close()  # the workers' ends: an EOF, not a hang, should they all be gone
     results_out.close()
     chunks = len(bounds)
-    sent, done = min(window, chunks), 0
+    sent, done = 0, 0
     finished: dict[int, R] = {}
     watched = [results_in, *(process.sentinel for process in processes)]
+
+    def send_up_to(count: int) -> None:
+        nonlocal sent
+        while sent < min(count, chunks):
+            tasks_out.send(sent)
+            sent += 1
+            if sent == chunks:
+                for _ in processes:
+                    tasks_out.send(None)
+
     try:
-        for index in range(sent):
-            tasks_out.send(index)
+        send_up_to(window)
         while done < chunks:
             while done not in finished:
                 ready = wait(watched)
                 if results_in not in ready:
-                    raise _lost([p for p in processes if p.sentinel in ready])
+                    ended = [p for p in processes if p.sentinel in ready]
+                    for process in ended:
+                        process.join(5)  # its exit code is known a moment after its sentinel
+                    if any(process.exitcode != 0 for process in ended):
+                        raise _lost([p for p in ended if p.exitcode != 0])
+                    # Exited when sent None, so with all its results in the pipe already.
+                    watched = [w for w in watched if w not in ready]
+                    continue
                 index, ok, value = results_in.recv()
                 if not ok:
                     raise value
                 finished[index] = value
             result = finished.pop(done)
             done += 1
-            if sent < chunks:
-                tasks_out.send(sent)
-                sent += 1
+            send_up_to(done + window)
             yield result
-        for _ in processes:
-            tasks_out.send(None)
         for process in processes:
             process.join()
     finally:
@@ -221,8 +249,19 @@ def _forked_map(
         results_in.close()
 
 
+def _widen(pipe: Connection) -> None:
+    """Make the results pipe hold a few chunks' results (1 MiB; Linux's unprivileged bound),
+    so a worker writes one in a go and goes back to work rather than waiting, 64 KiB at a time,
+    for the parent to read it. Where that cannot be done the pipe keeps its size."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the user's pipe quota
+        pass
+
+
 def _lost(ended: list[BaseProcess]) -> WorkerLost:
-    ended[0].join(5)  # its sentinel closes as it exits, a moment before its exit code is known
     code = ended[0].exitcode
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     return WorkerLost(f"a worker process ended in the middle of the run ({how})",
@@ -240,6 +279,8 @@ def _serve(
     give: Lock,
 ) -> None:
     """A worker: run `fn` over each chunk it is sent, until it is sent None."""
+    from multiprocessing.reduction import ForkingPickler
+
     _worker_signals()
     while True:
         with take:
@@ -257,6 +298,8 @@ def _serve(
 
 def _portable(exc: Exception) -> Exception:
     """`exc`, or a RuntimeError naming it when it cannot be pickled."""
+    from multiprocessing.reduction import ForkingPickler
+
     try:
         ForkingPickler.loads(ForkingPickler.dumps(exc))
     except Exception:
@@ -269,6 +312,9 @@ def worker_pool(workers: int) -> Iterator[Pool]:
     """A pool of `workers` forked processes (they inherit the caller's state, so a task can be
     an index into it); threads where forking is unsafe (another thread runs) or unavailable,
     which share that state too. Stopped at the end of the block, whatever happened."""
+    import multiprocessing
+    from multiprocessing.pool import ThreadPool
+
     if _start_method() == "fork":
         pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
     else:

@@ -95,6 +95,43 @@ def test_a_worker_killed_mid_run_is_a_named_error_not_a_hang():
     assert f"killed by signal {int(signal.SIGKILL)}" in done.stdout
 
 
+def _slow_last(x: int) -> int:
+    if x == 399:  # the last item: the other worker runs out of chunks, is sent None and exits
+        import time
+
+        time.sleep(0.5)
+    return x
+
+
+def test_a_worker_that_ends_when_the_chunks_run_out_is_not_a_lost_worker():
+    # The workers are sent their Nones with the last chunk's number: one exits while the
+    # other still works, and its ended process must not read as a worker that died.
+    items = list(range(400))
+    assert list(ordered_map(_slow_last, items, workers=2, chunk_size=4)) == items
+    assert not _children()
+
+
+_ONE_PROCESS = textwrap.dedent(
+    """
+    import sys
+    from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, ordered_map
+
+    assert list(ordered_map(abs, [-1] * 1000, workers=1)) == [1] * 1000
+    assert list(ordered_map(abs, [-1] * (MIN_ITEMS_FOR_PROCESSES - 1), workers=2))
+    print("multiprocessing" in sys.modules)
+    list(ordered_map(abs, [-1] * MIN_ITEMS_FOR_PROCESSES, workers=2))
+    print("multiprocessing" in sys.modules)
+    """
+)
+
+
+def test_a_run_that_starts_no_worker_never_loads_multiprocessing():
+    done = subprocess.run([sys.executable, "-c", _ONE_PROCESS], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+
+
 def _chunk_sum(chunk: list[int]) -> tuple[int, int]:
     return len(chunk), sum(chunk)
 
