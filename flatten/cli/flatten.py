@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flatten.cli.flattening import Format, flatten_to_jsonl
+from flatten.cli.flattening import flatten_to_jsonl
 from flatten.cli.options import (
     Concurrency,
     Config,
@@ -34,7 +34,7 @@ from flatten.cli.options import (
     Url,
     Workers,
 )  # fmt: skip
-from flatten.cli.settings import CRAWL_DEFAULTS, DEFAULTS, Kind, stdout_dash
+from flatten.cli.settings import CRAWL_DEFAULTS, DEFAULTS, Format, Kind, stdout_dash
 
 __all__ = ["Format", "flatten_command"]
 

@@ -12,13 +12,13 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flatten.cli.failures import echo_err
 from flatten.cli.jobs import command_name, flatten_settings
 from flatten.cli.settings import (
+    Format,
     Kind,
     close,
     crawl_options,
@@ -33,13 +33,6 @@ if TYPE_CHECKING:
     from flatten.record import Record
     from flatten.report import RunReport
     from flatten.writer import Sink
-
-
-class Format(StrEnum):
-    native = "native"
-    langchain = "langchain"
-    llamaindex = "llamaindex"
-    haystack = "haystack"
 
 
 def flatten_to_jsonl(

@@ -17,10 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flatten.cli.failures import REPORTED, reported_exit_code
-from flatten.cli.flattening import Format, flatten_to_jsonl
-from flatten.cli.settings import CRAWL_DEFAULTS, DEFAULTS, MAX_PROCESSES, Kind, stdout_dash
-from flatten.cli.stopping import stops_raised
+from flatten.cli.settings import (
+    CRAWL_DEFAULTS,
+    DEFAULTS,
+    MAX_PROCESSES,
+    Format,
+    Kind,
+    stdout_dash,
+)
 
 
 class _Declined(Exception):
@@ -148,6 +152,11 @@ def run(args: list[str]) -> int | None:
     parsed = parse(args)
     if parsed is None:
         return None
+    # Here, not at the top: a line left to typer (`flatten --help`) pays for the parse alone.
+    from flatten.cli.failures import REPORTED, reported_exit_code
+    from flatten.cli.flattening import flatten_to_jsonl
+    from flatten.cli.stopping import stops_raised
+
     values, given = parsed
     try:
         with stops_raised():

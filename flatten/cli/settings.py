@@ -31,6 +31,15 @@ class Kind(StrEnum):
     auto = "auto"
 
 
+class Format(StrEnum):
+    """`flatten --format`: the record layout, native v1 or a RAG framework's document."""
+
+    native = "native"
+    langchain = "langchain"
+    llamaindex = "llamaindex"
+    haystack = "haystack"
+
+
 def size_text(size: int) -> str:
     """Bytes as the shortest exact size `parse_size` reads back: 1048576 -> `1MiB`."""
     for suffix, unit in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
