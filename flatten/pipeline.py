@@ -36,13 +36,12 @@ from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
-from flatten.parallel import in_background, ordered_chunks
+from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, in_background, ordered_chunks
 from flatten.record import PROFILES, Provenance, Record, encode_line, new_record
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
 from flatten.sources import Candidate, Skip, WorkTree, list_tree, resolve_root, work_tree
 from flatten.sources.shorthand import expand_repo
-from flatten.spec_files import referring_title
 from flatten.userinfo import strip_credentials
 from flatten.writer import EncodedLines
 
@@ -50,8 +49,6 @@ if TYPE_CHECKING:
     from crawl.crawler import CrawlOptions, Page
 from slicers import Slice, Sliced, SliceOptions, slice_text
 from slicers.markdown import inline_text
-from slicers.notebook import strip_outputs
-from slicers.refs import looks_like_fragment
 
 # A notebook is read up to this many times --max-file-size, then kept when its text without
 # outputs (`strip_outputs`) fits in --max-file-size.
@@ -185,6 +182,9 @@ def _part_of_spec(
     and looks like a piece (a path item, an operation, a schema) is looked up."""
     if file_class.is_docs or suffix_of(candidate.inner).lower() not in SPEC_SUFFIXES:
         return None
+    from flatten.spec_files import referring_title  # JSON/YAML only: the spec resolver loads here
+    from slicers.refs import looks_like_fragment
+
     if not looks_like_fragment(text):
         return None
     return referring_title(tree.run, candidate.root, candidate.inner, tree.options.max_file_size)
@@ -193,6 +193,8 @@ def _part_of_spec(
 def _notebook_within(rel: str, size: int, text: str, limit: int) -> str | Skip:
     """A notebook read past --max-file-size: its text without outputs when that fits, else the
     skip (`strip_outputs` writes ASCII, so its length is its size in bytes)."""
+    from slicers.notebook import strip_outputs
+
     stripped = strip_outputs(text)
     if stripped is None:
         return Skip(rel, "too-large", f"{size} bytes > {limit}, and not a notebook")
@@ -293,6 +295,8 @@ def flatten_tree(
     report.files_total = len(jobs)
 
     tree = _Tree(options, provenance, repo_prefix, encode_as, uuid.uuid4().hex)
+    if len(jobs) >= MIN_ITEMS_FOR_PROCESSES:
+        _preload_for_workers()
     for batch in ordered_chunks(partial(process_files, tree), jobs, workers=options.workers):
         report.files_done += batch.files
         report.bytes_read += batch.size
@@ -312,6 +316,17 @@ def flatten_tree(
     report.seconds = time.perf_counter() - started
     if report.files_kept == 0:
         raise _nothing_to_flatten(report)
+
+
+def _preload_for_workers() -> None:
+    """Import now what `process_file` imports on first use (every slicer, the spec resolver):
+    a tree this large may be sliced by forked workers, which inherit it rather than each
+    importing it again. A small run loads only what its files need."""
+    import flatten.spec_files  # noqa: F401
+    import slicers.refs  # noqa: F401
+    from slicers.registry import preload
+
+    preload()
 
 
 def _path_rule(rel: str, options: FlattenOptions) -> str | None:

@@ -1,32 +1,64 @@
-"""One registry of slicers keyed by format name: a new format is a module plus one line here."""
+"""One registry of slicers keyed by format name: a new format is a module plus one line here.
+
+Each slicer's module loads when its format is first sliced: a run over markdown never imports the
+code slicer and its language tables (nearly a third of an empty `flatten`'s import work went to
+modules it never called). `preload()` loads them all at once, for a parent process about to fork
+workers that would otherwise each import the same modules.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
-from slicers.asciidoc import slice_asciidoc
 from slicers.base import TITLE_MAX, Sliced, SliceOptions, Slicer, cap_label
-from slicers.code import slice_code
-from slicers.markdown import slice_markdown
-from slicers.notebook import slice_notebook
-from slicers.openapi import slice_openapi
-from slicers.rst import slice_rst
-from slicers.terraform import slice_terraform
 from slicers.windows import slice_windows
-from slicers.yaml import slice_yaml
 
-SLICERS: dict[str, Slicer] = {
-    "markdown": slice_markdown,
-    "notebook": slice_notebook,
-    "openapi": slice_openapi,  # OpenAPI 3.x, Swagger 2.0 and JSON Schema
-    "rst": slice_rst,
-    "asciidoc": slice_asciidoc,
-    "text": slice_windows,
-    "terraform": slice_terraform,
-    "yaml": slice_yaml,
-    "code": slice_code,
-    "shell": slice_code,  # tree-sitter bash: one slice per function, top-level code grouped
+# Format -> "module:function" in this package, loaded on first use.
+_TARGETS: dict[str, str] = {
+    "markdown": "markdown:slice_markdown",
+    "notebook": "notebook:slice_notebook",
+    "openapi": "openapi:slice_openapi",  # OpenAPI 3.x, Swagger 2.0 and JSON Schema
+    "rst": "rst:slice_rst",
+    "asciidoc": "asciidoc:slice_asciidoc",
+    "text": "windows:slice_windows",
+    "terraform": "terraform:slice_terraform",
+    "yaml": "yaml:slice_yaml",
+    "code": "code:slice_code",
+    "shell": "code:slice_code",  # tree-sitter bash: one slice per function, top-level code grouped
 }
+
+
+class _Slicers(Mapping[str, Slicer]):
+    """The slicers by format, each imported when first asked for."""
+
+    def __init__(self, targets: dict[str, str]) -> None:
+        self._targets = targets
+        self._loaded: dict[str, Slicer] = {}
+
+    def __getitem__(self, fmt: str) -> Slicer:
+        slicer = self._loaded.get(fmt)
+        if slicer is None:
+            module, _, function = self._targets[fmt].partition(":")
+            slicer = getattr(importlib.import_module(f"slicers.{module}"), function)
+            self._loaded[fmt] = slicer
+        return slicer
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._targets)
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+
+SLICERS: Mapping[str, Slicer] = _Slicers(_TARGETS)
+
+
+def preload() -> None:
+    """Import every slicer now (before forking workers, which then inherit them)."""
+    for fmt in SLICERS:
+        SLICERS[fmt]
 
 
 def slice_text(
@@ -45,7 +77,7 @@ def slice_text(
     options = options or SliceOptions()
     if lang is not None:
         options = replace(options, lang=lang)
-    slicer = SLICERS.get(fmt, slice_windows)
+    slicer = SLICERS[fmt] if fmt in _TARGETS else slice_windows
     try:
         sliced = slicer(text, path, options)
     except Exception as exc:  # a slicer bug must not lose the file's content

@@ -291,7 +291,7 @@ def test_progress_bar_on_a_terminal_does_not_touch_stdout(tmp_path):
 
 def test_crawl_flag_defaults_are_the_crawlers_own():
     from crawl.crawler import CrawlOptions
-    from flatten.cli.options import CRAWL_DEFAULTS, DEFAULTS, parse_size
+    from flatten.cli.settings import CRAWL_DEFAULTS, DEFAULTS, parse_size
     from flatten.pipeline import FlattenOptions
 
     crawl = CrawlOptions()

@@ -1,5 +1,5 @@
-"""The `docs-flatten` app: every command registered here, by name, and the one place where errors
-become messages and exit codes.
+"""The `docs-flatten` app: every command registered here, by name, each wrapped so that its
+errors become messages and exit codes (worded in `flatten.cli.failures`).
 
 Data goes to stdout, diagnostics to stderr. Exit codes: 0 ok, 1 the run failed, 2 usage error,
 130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Every failure prints what was wrong and what
@@ -18,9 +18,9 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from flatten._version import __version__
+from flatten.cli.failures import REPORTED, reported_exit_code
 from flatten.cli.help import Command, command_class, readable_params
 from flatten.cli.stopping import stop_on_signals, stops_raised
-from flatten.errors import FlattenError, interrupted_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,24 +148,16 @@ app = typer.Typer(
 
 
 def reports_errors(command: F) -> F:
-    """Map the error hierarchy (and Ctrl-C, and a closed pipe) to messages and exit codes."""
+    """Map the error hierarchy (and Ctrl-C, and a closed pipe) to messages and exit codes
+    (`flatten.cli.failures`)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             with stops_raised():
                 return command(*args, **kwargs)
-        except FlattenError as exc:
-            from flatten.cli.output import error_lines  # only on failure: it imports the index's
-
-            for line in error_lines(exc):
-                typer.echo(line, err=True)
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt as stop:
-            typer.echo("interrupted: nothing was written", err=True)
-            raise typer.Exit(interrupted_exit_code(stop)) from None
-        except BrokenPipeError:
-            raise typer.Exit(0) from None  # the reader went away (`| head`): not an error
+        except REPORTED as exc:
+            raise typer.Exit(reported_exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -11,8 +11,9 @@ import typer
 
 from flatten.cli.jobs import flatten_settings, plan
 from flatten.cli.load import ingest_command
-from flatten.cli.options import embedding_config, read_config, with_options_of
+from flatten.cli.options import embedding_config, with_options_of
 from flatten.cli.output import echo_json, say
+from flatten.cli.settings import read_config
 from flatten.config import (
     FLATTEN_KEYS,
     SOURCE_KEYS,

@@ -13,10 +13,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-# typer (pinned) runs on its own copy of click: the running command's context is found there.
-from typer._click.core import ParameterSource
-from typer._click.globals import get_current_context
-
 from flatten.config import FLATTEN_KEYS, SOURCE_KEYS, SOURCE_KINDS, Setting, resolve
 from flatten.corpus_names import source_corpus
 from flatten.errors import UsageError
@@ -47,19 +43,33 @@ class Job:
         return str(self.value("corpus"))
 
 
+def _running_context() -> Any | None:
+    """The running command's click context; None outside typer (`flatten.cli.quick` runs
+    `flatten` without importing it)."""
+    # typer (pinned) runs on its own copy of click: the running command's context is found there.
+    click_globals = sys.modules.get("typer._click.globals")
+    return None if click_globals is None else click_globals.get_current_context(silent=True)
+
+
 def given_flags() -> set[str]:
     """The parameters of the running command given on its command line (not defaults)."""
-    ctx = get_current_context(silent=True)
+    ctx = _running_context()
     if ctx is None:
         return set()
+    from typer._click.core import ParameterSource
+
     quiet = (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
     return {name for name in ctx.params if ctx.get_parameter_source(name) not in quiet}
 
 
-def flatten_settings(values: dict[str, Any], config: dict[str, Any]) -> dict[str, Setting]:
+def flatten_settings(
+    values: dict[str, Any], config: dict[str, Any], given: set[str] | None = None
+) -> dict[str, Setting]:
     """The flatten settings of a command that takes one source on its flags (flatten, pack,
-    index DIR): flag > the config's `flatten:` > default."""
-    return resolve({k: values[k] for k in FLATTEN_KEYS}, given_flags(), config)
+    index DIR): flag > the config's `flatten:` > default. `given`: the flags on the command
+    line, when typer did not parse it (default: the running command's, `given_flags`)."""
+    given = given_flags() if given is None else given
+    return resolve({k: values[k] for k in FLATTEN_KEYS}, given, config)
 
 
 def plan(values: dict[str, Any], config: dict[str, Any]) -> list[Job]:
@@ -111,7 +121,7 @@ def _refuse_shared_corpora(jobs: list[Job]) -> None:
 
 def command_name(default: str) -> str:
     """The name the running command was called by (flatten or pack)."""
-    ctx = get_current_context(silent=True)
+    ctx = _running_context()
     return (ctx.info_name if ctx is not None else None) or default
 
 

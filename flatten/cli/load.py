@@ -10,9 +10,6 @@ import typer
 from flatten.cli.inputs import option_file
 from flatten.cli.jobs import flatten_settings, plan, rerun_with
 from flatten.cli.options import (
-    CRAWL_DEFAULTS,
-    DEFAULTS,
-    MAX_PROCESSES,
     ApiKeyEnv,
     BaseUrl,
     Concurrency,
@@ -23,7 +20,6 @@ from flatten.cli.options import (
     IgnoreRobots,
     Include,
     Json,
-    Kind,
     KindOption,
     MaxChars,
     MaxDepth,
@@ -44,10 +40,16 @@ from flatten.cli.options import (
     Url,
     Workers,
     corpus_name,
+)
+from flatten.cli.output import say
+from flatten.cli.settings import (
+    CRAWL_DEFAULTS,
+    DEFAULTS,
+    MAX_PROCESSES,
+    Kind,
     read_config,
     settings_options,
 )
-from flatten.cli.output import say
 from flatten.config import SOURCE_KEYS, load_sources
 from flatten.corpus_names import root_corpus
 from flatten.errors import UsageError

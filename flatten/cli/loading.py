@@ -12,15 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flatten.cli.failures import add_cli_hint
 from flatten.cli.jobs import Job, rerun_with
-from flatten.cli.options import (
-    close,
-    crawl_options,
-    embedding_config,
-    settings_options,
-    source_records,
-)
-from flatten.cli.output import add_cli_hint, json_line, say
+from flatten.cli.options import embedding_config
+from flatten.cli.output import json_line, say
+from flatten.cli.settings import close, crawl_options, settings_options, source_records
 from flatten.errors import FlattenError
 from flatten.progress import Progress
 from flatten.summary import Summary

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from flatten import __version__
+from flatten.cli.failures import error_lines
 from flatten.cli.jobs import Job
 from flatten.cli.loading import Run, ingest_options, load_into
-from flatten.cli.options import check_repo_only, crawl_options, settings_options
-from flatten.cli.output import error_lines, json_line, say
+from flatten.cli.output import json_line, say
+from flatten.cli.settings import check_repo_only, crawl_options, settings_options
 from flatten.corpus_sources import corpus_source
 from flatten.errors import FlattenError, OutputError, interrupted_exit_code
 from flatten.fanout import Flattened, SourceSpec, flatten_many

@@ -19,15 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flatten._version import __version__
-from flatten.cli.options import (
-    ApiKeyEnv,
-    BaseUrl,
-    Config,
-    Model,
-    StoreDir,
-    embedding_config,
-    read_config,
-)
+from flatten.cli.options import ApiKeyEnv, BaseUrl, Config, Model, StoreDir, embedding_config
+from flatten.cli.settings import read_config
 from flatten.errors import FlattenError, UsageError
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from flatten.cli.failures import error_lines
 from flatten.errors import FlattenError
 from flatten.jsonform import to_json
 from flatten.shown import one_line
-from index.errors import QueryError
 from index.text import clean, clean_json
 
 if TYPE_CHECKING:
@@ -31,40 +31,6 @@ if TYPE_CHECKING:
     from index.health import Diagnosis, StoreHealth
     from index.results import Ranking, SearchResponse, TierUsed
     from index.vectors.client import DoctorReport
-
-
-_EMBEDDINGS_HINT = (
-    "set embeddings.base_url and embeddings.model in docs-flatten.yaml, or pass --base-url and "
-    "--model"
-)
-# A query error names the value at fault, never a flag: the flag (and hint) of each reason.
-QUERY_FLAGS: dict[str, tuple[str, str | None]] = {
-    "bad-tier": ("--tier", None),
-    "no-embeddings": ("--tier", _EMBEDDINGS_HINT),
-    "bad-rerank": ("--rerank", None),
-    "rerank-needs-vectors": ("--rerank", _EMBEDDINGS_HINT),
-    "bad-offset": ("--offset", None),
-    "unknown-corpus": ("--corpus", "docs-flatten stats lists the corpora"),
-}
-
-
-def add_cli_hint(exc: BaseException) -> None:
-    """The library's errors name the reason and the value at fault; a way out that is a flag of
-    this command line is added here (before the --json summary or the message shows it)."""
-    if isinstance(exc, FlattenError) and exc.reason == "identity-mismatch" and exc.hint is None:
-        from flatten.cli.jobs import rerun_with
-
-        exc.hint = f"re-embed everything with the new settings: {rerun_with('--reindex')}"
-
-
-def error_lines(exc: FlattenError) -> list[str]:
-    """What the user reads for a failure: the message (with its flag), then the hint."""
-    add_cli_hint(exc)
-    message, hint = exc.message, exc.hint
-    if isinstance(exc, QueryError) and exc.reason in QUERY_FLAGS:
-        flag, flag_hint = QUERY_FLAGS[exc.reason]
-        message, hint = f"{flag}: {message}", hint or flag_hint
-    return [clean(f"error: {message}")] + ([clean(f"hint: {hint}")] if hint else [])
 
 
 def json_usage_error(exc: UsageError, ctx: Context) -> None:

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flatten.cli.flatten import flatten_command, run_flatten
-from flatten.cli.options import stdout_dash, with_options_of
+from flatten.cli.flatten import flatten_command
+from flatten.cli.flattening import run_flatten
+from flatten.cli.options import with_options_of
+from flatten.cli.settings import stdout_dash
 
 if TYPE_CHECKING:  # the packer and the writer load when `pack` runs, not for --help
     from flatten.pack import Pack

@@ -27,9 +27,9 @@ from flatten.cli.options import (
     StoreDir,
     embedding_config,
     finite,
-    read_config,
 )
 from flatten.cli.output import echo_json
+from flatten.cli.settings import read_config
 from flatten.errors import FlattenError, UsageError
 from flatten.jsonform import to_json
 from index import documents

@@ -28,8 +28,10 @@ _in_command = False  # a command is running: a stop is raised so that its clean-
 
 
 def stop_on_signals() -> None:
-    signal.signal(signal.SIGTERM, _stop)
+    # SIGINT first: once SIGTERM is caught (what /proc shows a supervisor), both are; the
+    # other way round, a Ctrl-C between the two calls met Python's default handler.
     signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
 
 
 @contextlib.contextmanager
