@@ -49,26 +49,22 @@ class _Unit:
         return self.symbol is not None
 
 
-def _is_comment(node: Any) -> bool:
-    return "comment" in node.type
-
-
 def _file_stem(path: str) -> str:
     return PurePosixPath(path).name.split(".")[0]
 
 
-def symbol_of(node: Any, lang: Language, path: str) -> str | None:
-    """The name an engineer would search for, or None if `node` is not a declaration."""
-    kind = node.type
+def symbol_of(node: Any, kind: str, lang: Language, path: str) -> str | None:
+    """The name an engineer would search for, or None if `node` (of type `kind`) is not a
+    declaration."""
     if kind not in lang.declarations:
         return None
     if kind == "decorated_definition":
         inner = node.child_by_field_name("definition")
-        return symbol_of(inner, lang, path) if inner is not None else None
+        return symbol_of(inner, inner.type, lang, path) if inner is not None else None
     if kind == "export_statement":
         inner = node.child_by_field_name("declaration")
         if inner is not None:
-            return symbol_of(inner, lang, path)
+            return symbol_of(inner, inner.type, lang, path)
         value = node.child_by_field_name("value")
         if value is None:
             return None  # `export { a, b }`: part of the preamble
@@ -93,7 +89,7 @@ def symbol_of(node: Any, lang: Language, path: str) -> str | None:
         return f"impl {trait_name}{node_text(target)}"
     if kind == "template_declaration":
         inner = node.named_children[-1] if node.named_children else None
-        return symbol_of(inner, lang, path) if inner is not None else None
+        return symbol_of(inner, inner.type, lang, path) if inner is not None else None
     if kind in ("function_definition", "type_definition") and lang.grammar in ("c", "cpp"):
         return _c_declarator_name(node)
     name = node.child_by_field_name("name")
@@ -105,13 +101,16 @@ def symbol_of(node: Any, lang: Language, path: str) -> str | None:
     return kind.replace("_", " ")
 
 
-def name_of(node: Any, lang: Language, path: str, parent: str | None) -> tuple[str, str] | None:
-    """(symbol, title) of a declaration, with its parent's symbol before it; None otherwise."""
-    if node.type not in lang.declarations:
+def name_of(
+    node: Any, kind: str, lang: Language, path: str, parent: str | None
+) -> tuple[str, str] | None:
+    """(symbol, title) of a declaration (`node`, of type `kind`), with its parent's symbol
+    before it; None otherwise."""
+    if kind not in lang.declarations:
         return None
     if lang.namer is not None:
         return lang.namer(node, parent)
-    symbol = symbol_of(node, lang, path)
+    symbol = symbol_of(node, kind, lang, path)
     if symbol is None:
         return None
     symbol = f"{parent}.{symbol}" if parent else symbol
@@ -141,6 +140,8 @@ def _c_declarator_name(node: Any) -> str | None:
 
 def _members(node: Any, lang: Language) -> list[Any]:
     """Top-level nodes, with transparent containers (namespaces) opened."""
+    if not lang.containers:  # most languages: no type to check
+        return node.named_children
     out: list[Any] = []
     for child in node.named_children:
         if child.type in lang.containers:
@@ -154,12 +155,14 @@ def _members(node: Any, lang: Language) -> list[Any]:
 def _units(nodes: list[Any], lang: Language, path: str, prefix: str = "") -> list[_Unit]:
     """Units in source order; comments and attributes directly above attach to the next node."""
     units: list[_Unit] = []
+    attributes = lang.leading
 
-    def leading(node: Any) -> bool:
-        return _is_comment(node) or node.type in lang.leading
+    def leading(kind: str) -> bool:
+        return "comment" in kind or kind in attributes
 
-    for node, first, end in with_leading(nodes, leading):
-        named = name_of(node, lang, path, prefix or None)
+    parent = prefix or None
+    for node, kind, first, end in with_leading(nodes, leading):
+        named = name_of(node, kind, lang, path, parent)
         if (
             named is None
             and units
