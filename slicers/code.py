@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Any
@@ -243,19 +244,30 @@ class _CodeSlicer:
         # Code is about a third whitespace: half the budget in non-whitespace characters gives
         # slices about as large on disk as a markdown section.
         self.budget = max(100, max_chars // 2)
-        # Where each line starts in `text` (lines end in one '\n'): sizes are counted in place,
-        # only for the ranges slicing asks about (about twice the text in all), which costs less
-        # than counting every line's whitespace up front.
-        self._starts = [0, *accumulate(map((1).__add__, map(len, lines)))]
         self._tabs = "\t" in text
+
+    @cached_property
+    def _lengths(self) -> list[int]:
+        """Characters in the lines before each line, newlines not counted: line k starts at
+        `_lengths[k] + k` in `text` (lines end in one '\n'). Sizes are counted in place, only
+        for the ranges slicing asks about (about twice the text in all), which costs less than
+        counting every line's whitespace up front. Built when first asked: a file within the
+        budget as a whole never needs it."""
+        return list(accumulate(map(len, self.lines), initial=0))
 
     def size(self, start: int, end: int) -> int:
         """Non-whitespace characters (not space, tab or newline) in lines [start, end)."""
-        first, stop = self._starts[start], self._starts[end]
+        if start == 0 and end == len(self.lines):  # the whole text: no line offsets needed
+            first, stop = 0, len(self.text)
+            chars = stop - self.text.count("\n")
+        else:
+            lengths = self._lengths
+            first, stop = lengths[start] + start, lengths[end] + end
+            chars = lengths[end] - lengths[start]
         blank = self.text.count(" ", first, stop)
         if self._tabs:
             blank += self.text.count("\t", first, stop)
-        return stop - first - (end - start) - blank
+        return chars - blank
 
     def tile(self, units: list[_Unit], start: int, end: int) -> list[_Unit]:
         """Stretch units so they cover [start, end) exactly, in order."""
@@ -397,8 +409,16 @@ def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
     if not any(u.is_declaration for u in units) and root.has_error:
         fallback = slice_windows_with_signatures(text, path, options)
         return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)
-    per_unit = [slicer.pieces(u, u.title or f"{path}{_TOP_LEVEL}", 0) for u in units]
-    pieces = slicer.merge(per_unit, None)
+    top_level = f"{path}{_TOP_LEVEL}"
+    # Within the budget as a whole (most files), merging would join every unit into one slice:
+    # join them without sizing each one. A text over three budgets long is all but never within
+    # one (code is about a third whitespace), so it is not counted as a whole first.
+    if len(text) <= 3 * slicer.budget and slicer.size(0, len(lines)) <= slicer.budget:
+        whole = [_Piece(u.start, u.end, u.title or top_level, u.symbol) for u in units]
+        pieces = [slicer.join(whole, None)]
+    else:
+        per_unit = [slicer.pieces(u, u.title or top_level, 0) for u in units]
+        pieces = slicer.merge(per_unit, None)
     spans = [LineSpan(p.start, p.end, p.title, symbol=p.symbol, cols=p.cols) for p in pieces]
     slices = spans_to_slices(lines, spans)
     notes = (f"{lang.grammar}: syntax errors; sliced by what parsed",) if root.has_error else ()
