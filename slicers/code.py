@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Any
@@ -49,26 +50,22 @@ class _Unit:
         return self.symbol is not None
 
 
-def _is_comment(node: Any) -> bool:
-    return "comment" in node.type
-
-
 def _file_stem(path: str) -> str:
     return PurePosixPath(path).name.split(".")[0]
 
 
-def symbol_of(node: Any, lang: Language, path: str) -> str | None:
-    """The name an engineer would search for, or None if `node` is not a declaration."""
-    kind = node.type
+def symbol_of(node: Any, kind: str, lang: Language, path: str) -> str | None:
+    """The name an engineer would search for, or None if `node` (of type `kind`) is not a
+    declaration."""
     if kind not in lang.declarations:
         return None
     if kind == "decorated_definition":
         inner = node.child_by_field_name("definition")
-        return symbol_of(inner, lang, path) if inner is not None else None
+        return symbol_of(inner, inner.type, lang, path) if inner is not None else None
     if kind == "export_statement":
         inner = node.child_by_field_name("declaration")
         if inner is not None:
-            return symbol_of(inner, lang, path)
+            return symbol_of(inner, inner.type, lang, path)
         value = node.child_by_field_name("value")
         if value is None:
             return None  # `export { a, b }`: part of the preamble
@@ -93,7 +90,7 @@ def symbol_of(node: Any, lang: Language, path: str) -> str | None:
         return f"impl {trait_name}{node_text(target)}"
     if kind == "template_declaration":
         inner = node.named_children[-1] if node.named_children else None
-        return symbol_of(inner, lang, path) if inner is not None else None
+        return symbol_of(inner, inner.type, lang, path) if inner is not None else None
     if kind in ("function_definition", "type_definition") and lang.grammar in ("c", "cpp"):
         return _c_declarator_name(node)
     name = node.child_by_field_name("name")
@@ -105,13 +102,16 @@ def symbol_of(node: Any, lang: Language, path: str) -> str | None:
     return kind.replace("_", " ")
 
 
-def name_of(node: Any, lang: Language, path: str, parent: str | None) -> tuple[str, str] | None:
-    """(symbol, title) of a declaration, with its parent's symbol before it; None otherwise."""
-    if node.type not in lang.declarations:
+def name_of(
+    node: Any, kind: str, lang: Language, path: str, parent: str | None
+) -> tuple[str, str] | None:
+    """(symbol, title) of a declaration (`node`, of type `kind`), with its parent's symbol
+    before it; None otherwise."""
+    if kind not in lang.declarations:
         return None
     if lang.namer is not None:
         return lang.namer(node, parent)
-    symbol = symbol_of(node, lang, path)
+    symbol = symbol_of(node, kind, lang, path)
     if symbol is None:
         return None
     symbol = f"{parent}.{symbol}" if parent else symbol
@@ -141,6 +141,8 @@ def _c_declarator_name(node: Any) -> str | None:
 
 def _members(node: Any, lang: Language) -> list[Any]:
     """Top-level nodes, with transparent containers (namespaces) opened."""
+    if not lang.containers:  # most languages: no type to check
+        return node.named_children
     out: list[Any] = []
     for child in node.named_children:
         if child.type in lang.containers:
@@ -154,12 +156,14 @@ def _members(node: Any, lang: Language) -> list[Any]:
 def _units(nodes: list[Any], lang: Language, path: str, prefix: str = "") -> list[_Unit]:
     """Units in source order; comments and attributes directly above attach to the next node."""
     units: list[_Unit] = []
+    attributes = lang.leading
 
-    def leading(node: Any) -> bool:
-        return _is_comment(node) or node.type in lang.leading
+    def leading(kind: str) -> bool:
+        return "comment" in kind or kind in attributes
 
-    for node, first, end in with_leading(nodes, leading):
-        named = name_of(node, lang, path, prefix or None)
+    parent = prefix or None
+    for node, kind, first, end in with_leading(nodes, leading):
+        named = name_of(node, kind, lang, path, parent)
         if (
             named is None
             and units
@@ -240,19 +244,30 @@ class _CodeSlicer:
         # Code is about a third whitespace: half the budget in non-whitespace characters gives
         # slices about as large on disk as a markdown section.
         self.budget = max(100, max_chars // 2)
-        # Where each line starts in `text` (lines end in one '\n'): sizes are counted in place,
-        # only for the ranges slicing asks about (about twice the text in all), which costs less
-        # than counting every line's whitespace up front.
-        self._starts = [0, *accumulate(map((1).__add__, map(len, lines)))]
         self._tabs = "\t" in text
+
+    @cached_property
+    def _lengths(self) -> list[int]:
+        """Characters in the lines before each line, newlines not counted: line k starts at
+        `_lengths[k] + k` in `text` (lines end in one '\n'). Sizes are counted in place, only
+        for the ranges slicing asks about (about twice the text in all), which costs less than
+        counting every line's whitespace up front. Built when first asked: a file within the
+        budget as a whole never needs it."""
+        return list(accumulate(map(len, self.lines), initial=0))
 
     def size(self, start: int, end: int) -> int:
         """Non-whitespace characters (not space, tab or newline) in lines [start, end)."""
-        first, stop = self._starts[start], self._starts[end]
+        if start == 0 and end == len(self.lines):  # the whole text: no line offsets needed
+            first, stop = 0, len(self.text)
+            chars = stop - self.text.count("\n")
+        else:
+            lengths = self._lengths
+            first, stop = lengths[start] + start, lengths[end] + end
+            chars = lengths[end] - lengths[start]
         blank = self.text.count(" ", first, stop)
         if self._tabs:
             blank += self.text.count("\t", first, stop)
-        return stop - first - (end - start) - blank
+        return chars - blank
 
     def tile(self, units: list[_Unit], start: int, end: int) -> list[_Unit]:
         """Stretch units so they cover [start, end) exactly, in order."""
@@ -394,8 +409,16 @@ def slice_code(text: str, path: str, options: SliceOptions) -> Sliced:
     if not any(u.is_declaration for u in units) and root.has_error:
         fallback = slice_windows_with_signatures(text, path, options)
         return Sliced(fallback.slices, notes=(f"{lang.grammar}: did not parse",), syntax_error=True)
-    per_unit = [slicer.pieces(u, u.title or f"{path}{_TOP_LEVEL}", 0) for u in units]
-    pieces = slicer.merge(per_unit, None)
+    top_level = f"{path}{_TOP_LEVEL}"
+    # Within the budget as a whole (most files), merging would join every unit into one slice:
+    # join them without sizing each one. A text over three budgets long is all but never within
+    # one (code is about a third whitespace), so it is not counted as a whole first.
+    if len(text) <= 3 * slicer.budget and slicer.size(0, len(lines)) <= slicer.budget:
+        whole = [_Piece(u.start, u.end, u.title or top_level, u.symbol) for u in units]
+        pieces = [slicer.join(whole, None)]
+    else:
+        per_unit = [slicer.pieces(u, u.title or top_level, 0) for u in units]
+        pieces = slicer.merge(per_unit, None)
     spans = [LineSpan(p.start, p.end, p.title, symbol=p.symbol, cols=p.cols) for p in pieces]
     slices = spans_to_slices(lines, spans)
     notes = (f"{lang.grammar}: syntax errors; sliced by what parsed",) if root.has_error else ()

@@ -91,11 +91,11 @@ def _units(root: Any) -> list[tuple[int, str, str | None]]:
     nodes.sort(key=lambda n: n.start_byte)
     units: list[tuple[int, str, str | None]] = []
     attributes: list[str] = []
-    for node, first, _ in with_leading(nodes, lambda n: n.type == "comment"):
-        if node.type == "block":
+    for node, kind, first, _ in with_leading(nodes, "comment".__eq__):
+        if kind == "block":
             units.append((first, *block_address(node)))
             attributes = []
-        elif node.type == "attribute":
+        elif kind == "attribute":
             name = node_text(node.children[0])
             if attributes and units:  # extend the running group of attributes
                 attributes.append(name)

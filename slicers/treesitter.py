@@ -23,36 +23,36 @@ def parse(language: str, text: str) -> Any | None:
         return None
 
 
-def line_range(node: Any) -> tuple[int, int]:
-    """The half-open 0-based line range of a node.
-
-    A node that ends at column 0 of a line ends on the line before: tree-sitter puts the end of
-    a block that swallowed its newline there, and counting that line would be off by one.
-    """
-    start = node.start_point[0]
-    end_row, end_col = node.end_point
-    end = end_row if end_col == 0 and end_row > start else end_row + 1
-    return start, end
-
-
 def node_text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+    text = node.text  # read once: each read copies the node's bytes
+    return text.decode("utf-8", "replace") if text is not None else ""
 
 
 def with_leading(
-    nodes: Iterable[Any], is_leading: Callable[[Any], bool]
-) -> Iterator[tuple[Any, int, int]]:
-    """(node, first line, end line) for each node that is not itself leading matter (comments,
-    attributes); the first line includes a leading block directly above it, with no blank line
-    between. Lines are 0-based, the end exclusive."""
+    nodes: Iterable[Any], is_leading: Callable[[str], bool]
+) -> Iterator[tuple[Any, str, int, int]]:
+    """(node, its type, first line, end line) for each node that is not itself leading matter
+    (comments, attributes: `is_leading` is asked about each node's type); the first line
+    includes a leading block directly above it, with no blank line between. Lines are 0-based,
+    the end exclusive.
+
+    Each node's type and points are read once (each read builds a new Python object): this loop
+    runs for every top-level node of every code file.
+    """
     pending: int | None = None  # first line of the leading block directly above
     pending_end = -1
     for node in nodes:
-        start, end = line_range(node)
-        if is_leading(node):
+        kind = node.type
+        start = node.start_point[0]
+        end_row, end_col = node.end_point
+        # A node that ends at column 0 of a line ends on the line before: tree-sitter puts the
+        # end of a block that swallowed its newline there, and counting that line would be off
+        # by one.
+        end = end_row if end_col == 0 and end_row > start else end_row + 1
+        if is_leading(kind):
             if pending is None or start > pending_end:
                 pending = start
             pending_end = end
             continue
-        yield node, (pending if pending is not None and pending_end >= start else start), end
+        yield node, kind, (pending if pending is not None and pending_end >= start else start), end
         pending = None

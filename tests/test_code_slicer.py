@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,6 +99,31 @@ def test_small_neighbours_merge_up_to_the_budget():
     result = code("services/orders/order_service.py", "python")
     assert len(result.slices) < 8
     assert any(s.title.startswith("LineItem, Order") for s in result.slices)
+
+
+@pytest.mark.parametrize(
+    ("path", "lang"),
+    [
+        ("services/orders/order_service.py", "python"),
+        ("services/gateway/server.go", "go"),
+        ("web/src/App.tsx", "tsx"),
+        ("lib/geometry/src/lib.rs", "rust"),
+        ("native/cache.cpp", "cpp"),
+        ("db/schema.sql", "sql"),
+        ("Dockerfile", "dockerfile"),
+    ],
+)
+def test_a_file_within_the_budget_is_the_one_slice_its_merged_units_make(path, lang):
+    """A file within the budget as a whole is joined at once; trailing blank space (which adds
+    no size) past three budgets makes the slicer size and merge its units one by one: the two
+    must agree."""
+    text = (APP / path).read_text()
+    options = SliceOptions(max_chars=2 * len(text))  # a budget of len(text): the file fits
+    padded = text + "\n" + " " * (8 * len(text)) + "\n"
+    joined = slice_text("code", text, path, options, lang=lang)
+    merged = slice_text("code", padded, path, options, lang=lang)
+    assert len(joined.slices) == 1
+    assert joined.slices == merged.slices
 
 
 def test_go_methods_are_named_with_their_receiver():
