@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,7 +18,7 @@ from flatten.errors import UsageError
 from flatten.jsonform import json_field
 from flatten.record import split_id
 from flatten.userinfo import strip_credentials
-from index.citations import CitationRule, Origin, cite
+from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields
@@ -226,10 +227,15 @@ def reassemble(slices: list[Placed]) -> str:
     """The document its slices were cut from. Slicers keep every non-blank line exactly once and
     in order, so the lines between two slices were blank: they come back as empty lines, and
     pieces of one long line cut to the size budget join without a separator. Where a range is
-    missing (notebook cells, foreign records) or out of order, slices are set a blank line apart."""
+    missing (notebook cells, foreign records) or out of order, slices are set a blank line apart;
+    so they are where putting them in place would add more line breaks than both the characters
+    the slices hold and the lines a range may span (`MAX_SPAN`): a record's range may say
+    anything, and line 10**11 is no reason to answer 100 GB of blank lines."""
     if not slices:
         return ""
     placed = all(s.start_line is not None and s.end_line is not None for s in slices)
+    if placed and _padding(slices) > max(MAX_SPAN, sum(len(s.text) for s in slices)):
+        placed = False
     first = slices[0].start_line
     out = ["\n" * (first - 1) if placed and first and first > 1 else ""]
     previous: Placed | None = None
@@ -241,6 +247,13 @@ def reassemble(slices: list[Placed]) -> str:
     if placed:
         out.append("\n")  # text files end with a line break; the slices do not keep it
     return "".join(out)
+
+
+def _padding(slices: list[Placed]) -> int:
+    """The line breaks `reassemble` would add to put `slices` (each with a range) in place."""
+    first = slices[0].start_line or 1
+    gaps = (max(0, (b.start_line or 0) - (a.end_line or 0)) for a, b in pairwise(slices))
+    return first - 1 + sum(gaps)
 
 
 def _between(before: Placed, after: Placed) -> str:
@@ -283,10 +296,12 @@ def get(
         (doc[0],),
     ).fetchall()
     texts = text_index(store.db).chunk_texts([row[0] for row in rows])
-    text = reassemble(
-        [Placed(texts[row[0]], row[1], row[2] if row[3] is None else None) for row in rows
-         if row[0] in texts]
-    )  # fmt: skip
+    placed = []
+    for chunk_id, start, end, unit in rows:
+        if chunk_id in texts:  # a range that cannot be one is none (as cited: `lines`)
+            span = lines(start, end) if unit is None else None
+            placed.append(Placed(texts[chunk_id], *(span or (None, None))))
+    text = reassemble(placed)
     end = min(len(text), offset + page_chars)
     if end < len(text):
         newline = text.rfind("\n", offset, end)

@@ -26,7 +26,7 @@ from typing import Any
 
 from flatten.jsonform import json_field
 from flatten.record import INT_MAX, split_id
-from index.citations import CELL, CitationRule, Origin, citation
+from index.citations import CELL, CitationRule, Origin, checked, citation
 
 # The columns `located_fields` reads: the fields of `Located`, then what its citation is built
 # from (chunks c, documents d, corpora k: see index.scope).
@@ -90,8 +90,9 @@ def read_slice(text: str) -> tuple[str, int] | None:
 
 
 def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited."""
-    origin = origin_of(row)
+    """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited (a
+    range that cannot be one is answered as none, as it is cited: `index.citations.lines`)."""
+    origin = checked(origin_of(row))
     return {
         "source": origin.source,
         "corpus": origin.corpus,

@@ -1,0 +1,131 @@
+"""What a record says about where it is (`url`, `repoUrl`/`commit`, `startLine`/`endLine`, its
+source's spelling) reaches a reader only as a citation that can be one, and a source is found by
+the name a reader types: end to end, from a real JSONL file or folder through a real store to
+`search`, `show`, `get`, `toc` and the MCP tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from index.agent import Knowledge
+from index.citations import MAX_SPAN, link
+from index.loader import MAX_LINE_BYTES
+from tests.conftest import jsonl, run_cli
+
+# Each foreign `url` that must not become a link, with the one word of its slice.
+NOT_LINKS = [
+    ("jsurl", "javascript:alert(1)//"),
+    ("dataurl", "data:text/html,<script>alert(1)</script>"),
+    ("fileurl", "file:///etc/passwd"),
+    ("nlurl", "https://docs.example.com/a/\n[click](http://evil.example)"),
+    ("parenurl", "https://docs.example.com/a)[click](http://evil.example"),
+    ("spaceurl", "https://docs.example.com/a [click](http://evil.example)"),
+    ("bidiurl", "https://docs.example.com/\u202egnp.exe"),
+    ("relurl", "/docs/page.html"),
+    ("nohosturl", "https:///docs/page.html"),
+    ("angleurl", "https://docs.example.com/<img src=x onerror=alert(1)>"),
+]
+
+
+def search_json(store: str, word: str) -> list[dict]:
+    result = run_cli("search", word, "--store", store, "--json")
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def foreign(tmp_path: Path, store_url: str) -> str:
+    records = [{"source": f"{word}.md", "url": url, "content": f"{word} words"}
+               for word, url in NOT_LINKS]  # fmt: skip
+    records += [
+        {"source": "ok.md", "url": "https://docs.example.com/guide/", "anchor": "set-up",
+         "ordinal": 2, "content": "okurl words"},
+        {"source": "cred.md", "url": "https://user:s3cret@docs.example.com/p", "content":
+         "credurl words"},
+        {"source": "wiki.md", "url": "https://en.example.org/wiki/Foo_(bar)", "content":
+         "wikiurl words"},
+        # A forge's permalink built from a record's hostile commit.
+        {"source": "forge.md", "repoUrl": "https://github.com/o/r", "content": "forgeurl words",
+         "commit": "abc)[click](http://evil.example", "startLine": 1, "endLine": 2},
+        # Line ranges that cannot be true, and one that can.
+        {"source": "back.md", "startLine": 10, "endLine": 2, "content": "backrange words"},
+        {"source": "huge.md", "startLine": 1, "endLine": 99999999999, "content":
+         "hugerange words"},
+        {"source": "fine.md", "startLine": 3, "endLine": 4, "content": "finerange words\nx"},
+        {"source": "pinned.md", "repoUrl": "https://github.com/o/r", "commit": "a" * 40,
+         "startLine": 7, "endLine": 3, "content": "pinnedrange words"},
+    ]  # fmt: skip
+    path = jsonl(tmp_path / "foreign.jsonl", records)
+    loaded = run_cli("index", path, "--corpus", "foreign", "--store", store_url, "-q")
+    assert loaded.code == 0, loaded.stderr
+    return store_url
+
+
+@pytest.mark.parametrize(("word", "url"), NOT_LINKS)
+def test_a_foreign_url_that_is_no_web_link_is_cited_as_its_source(foreign, word, url):
+    (hit,) = search_json(foreign, word)
+    assert hit["citation"] == f"{word}.md"
+    shown = run_cli("show", f"{word}.md#1", "--store", foreign, "--json")
+    assert json.loads(shown.stdout)["citation"] == f"{word}.md"
+    text = run_cli("search", word, "--store", foreign)
+    assert "evil" not in text.stdout and "javascript" not in text.stdout
+
+
+def test_a_web_link_is_cited_as_one_without_its_credentials(foreign):
+    assert search_json(foreign, "okurl")[0]["citation"] == "https://docs.example.com/guide/#set-up"
+    assert search_json(foreign, "credurl")[0]["citation"] == "https://docs.example.com/p"
+    assert search_json(foreign, "wikiurl")[0]["citation"] == "https://en.example.org/wiki/Foo_(bar)"
+
+
+def test_a_permalink_built_from_a_hostile_commit_is_not_cited(foreign):
+    assert search_json(foreign, "forgeurl")[0]["citation"] == "forge.md:1-2"
+
+
+def test_a_range_that_cannot_be_one_is_answered_and_cited_as_none(foreign):
+    for word, source in (("backrange", "back.md"), ("hugerange", "huge.md")):
+        (hit,) = search_json(foreign, word)
+        assert (hit["citation"], hit["startLine"], hit["endLine"]) == (source, None, None)
+        assert "lineUnit" not in hit
+    (hit,) = search_json(foreign, "finerange")
+    assert (hit["citation"], hit["startLine"], hit["endLine"]) == ("fine.md:3-4", 3, 4)
+    # A permalink pinned to the commit keeps the file and leaves the lines out.
+    (hit,) = search_json(foreign, "pinnedrange")
+    assert hit["citation"] == f"https://github.com/o/r/blob/{'a' * 40}/pinned.md"
+    shown = json.loads(run_cli("show", "back.md#1", "--store", foreign, "--json").stdout)
+    assert (shown["citation"], shown["startLine"], shown["endLine"]) == ("back.md", None, None)
+
+
+def test_the_mcp_answers_cite_the_same(foreign):
+    knowledge = Knowledge(foreign)
+    try:
+        for word, _ in NOT_LINKS:
+            (hit,) = knowledge.search(word)["results"]
+            assert hit["citation"] == f"{word}.md"
+        (hit,) = knowledge.search("hugerange")["results"]
+        assert (hit["citation"], hit["startLine"]) == ("huge.md", None)
+    finally:
+        knowledge.close()
+
+
+def test_get_does_not_pad_a_document_to_a_far_line(tmp_path, store_url):
+    # Line 10**11 of a two-slice document: placed, it would be 100 GB of blank lines.
+    far = 10**11
+    path = jsonl(tmp_path / "far.jsonl", [
+        {"source": "far.md", "ordinal": 1, "startLine": 3, "endLine": 3, "content": "near"},
+        {"source": "far.md", "ordinal": 2, "startLine": far, "endLine": far, "content": "far"},
+    ])  # fmt: skip
+    assert run_cli("index", path, "--corpus", "far", "--store", store_url, "-q").code == 0
+    got = run_cli("get", "far.md", "--store", store_url, "--all")
+    assert (got.code, got.stdout) == (0, "near\n\nfar")  # set apart, not placed
+
+
+def test_the_span_bound_is_what_one_jsonl_line_can_hold():
+    assert MAX_SPAN == MAX_LINE_BYTES
+    assert link("HTTPS://Docs.Example.com/x") == "HTTPS://Docs.Example.com/x"
+    assert link("https://[::1]:8080/x") == "https://[::1]:8080/x"
+    assert link("https://[::1/x") is None
+    assert link("https://docs.example.com/x[1]") is None
+    assert link("ftp://docs.example.com/x") is None
