@@ -16,12 +16,11 @@ import re2
 
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
-from flatten.record import split_id
 from flatten.userinfo import strip_credentials
 from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines
 from index.errors import QueryError
 from index.lexical import stem
-from index.results import LOCATED_COLUMNS, Located, located_fields
+from index.results import LOCATED_COLUMNS, Located, located_fields, read_slice
 from index.scope import CHUNKS, DOCUMENTS, Scope, check_paths, corpus_filter, scope_filter
 from index.store import Store
 from index.text import TOKEN, sources_as_shown
@@ -176,8 +175,8 @@ def show(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
-    """One chunk by its `<source>#<ordinal>` token."""
-    parsed = split_id(token.strip())
+    """One chunk by its `<source>#<ordinal>` token (or its label, `index.results.read_slice`)."""
+    parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
             f"{token!r} is not a slice reference (expected <source>#<ordinal>)",

@@ -13,7 +13,7 @@ import pytest
 from index.agent import Knowledge
 from index.citations import MAX_SPAN, link
 from index.loader import MAX_LINE_BYTES
-from tests.conftest import jsonl, run_cli
+from tests.conftest import jsonl, run_cli, write
 
 # Each foreign `url` that must not become a link, with the one word of its slice.
 NOT_LINKS = [
@@ -129,3 +129,21 @@ def test_the_span_bound_is_what_one_jsonl_line_can_hold():
     assert link("https://[::1/x") is None
     assert link("https://docs.example.com/x[1]") is None
     assert link("ftp://docs.example.com/x") is None
+
+
+# --- a token as search --json gives it ----------------------------------------------------------
+
+
+def test_the_json_token_of_a_name_with_a_line_break_is_shown(tmp_path, store_url):
+    write(tmp_path / "names", {"new\nline.md": "# New\n\nline name\n"})
+    out = tmp_path / "names.jsonl"
+    assert run_cli("flatten", "--root", tmp_path / "names", "-o", out).code == 0
+    assert run_cli("index", out, "--corpus", "names", "--store", store_url, "-q").code == 0
+    (hit,) = search_json(store_url, "line")
+    assert hit["token"] == "new\nline.md#1"
+    for token in (hit["token"], "new\\nline.md#1", "new\nline.md (slice 1)"):
+        shown = run_cli("show", token, "--store", store_url, "--json")
+        assert shown.code == 0, (token, shown.stderr)
+        assert json.loads(shown.stdout)["source"] == "new\nline.md"
+    got = run_cli("get", hit["source"], "--store", store_url)
+    assert (got.code, got.stdout) == (0, "# New\n\nline name\n")
