@@ -21,8 +21,18 @@ from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields, read_slice
-from index.scope import CHUNKS, DOCUMENTS, Scope, check_paths, corpus_filter, scope_filter
+from index.scope import (
+    CHUNKS,
+    DOCUMENTS,
+    Scope,
+    check_paths,
+    composed_prefixes,
+    corpus_filter,
+    known_sources,
+    scope_filter,
+)
 from index.store import Store
+from index.suggest import ambiguous, same_name
 from index.text import TOKEN, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
@@ -160,6 +170,27 @@ def sources(
     return out, unmapped
 
 
+def stored_source(store: Store, source: str, corpus: str | None = None) -> str | None:
+    """The source of the index (of `corpus` when given) that `source` names, as stored: itself,
+    or as copied from a line of output (`sources_as_shown`); else the one source equal to it in
+    Unicode NFC (`index.text.nfc`: a name committed from macOS is stored decomposed, and
+    typed composed). None when there is none; `QueryError` (`ambiguous-source`) when several
+    stored sources differ only in normalization and none is spelled exactly so."""
+    in_corpus, params = corpus_filter(store.db, corpus)
+    spellings = sources_as_shown(source)
+    for written in spellings:
+        found = store.db.execute(
+            f"SELECT 1 FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} LIMIT 1",
+            [written, *params],
+        ).fetchone()
+        if found is not None:
+            return written
+    same = same_name(spellings, known_sources(store.db, corpus))
+    if len(same) > 1:
+        raise ambiguous(source, same)
+    return same[0] if same else None
+
+
 @dataclass
 class ChunkView(Located):
     """One slice with its text and its format-specific fields (written inline in JSON)."""
@@ -175,26 +206,25 @@ def show(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
-    """One chunk by its `<source>#<ordinal>` token (or its label, `index.results.read_slice`)."""
+    """One chunk by its `<source>#<ordinal>` token."""
     parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
             f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
             reason="bad-token",
         )
+    source, ordinal = parsed
+    written = stored_source(store, source, corpus)
+    if written is None:
+        return None
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
     cursor = store.db.cursor()
     cursor.row_factory = sqlite3.Row
-    source, ordinal = parsed
-    row = None
-    for written in sources_as_shown(source):
-        row = cursor.execute(
-            f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
-            f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
-            [written, ordinal, *corpus_params],
-        ).fetchone()
-        if row is not None:
-            break
+    row = cursor.execute(
+        f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
+        f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
+        [written, ordinal, *corpus_params],
+    ).fetchone()
     if row is None:
         return None
     body = text_index(store.db).chunk_texts([row["chunk_id"]]).get(row["chunk_id"], "")
@@ -276,19 +306,16 @@ def get(
     if offset < 0:
         raise QueryError(f"the offset must be 0 or more, not {offset}", reason="bad-offset",
                          value=offset)  # fmt: skip
-    in_corpus, params = corpus_filter(store.db, corpus)
-    doc = None
-    for written in sources_as_shown(source):
-        doc = store.db.execute(
-            f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
-            "ORDER BY k.name LIMIT 1",
-            [written, *params],
-        ).fetchone()
-        if doc is not None:
-            source = written
-            break
-    if doc is None:
+    written = stored_source(store, source, corpus)
+    if written is None:
         return None
+    source = written
+    in_corpus, params = corpus_filter(store.db, corpus)
+    doc = store.db.execute(
+        f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
+        "ORDER BY k.name LIMIT 1",
+        [source, *params],
+    ).fetchone()
     rows = store.db.execute(
         "SELECT id, start_line, end_line, json_extract(meta, '$.lineUnit') FROM chunks "
         "WHERE document_id = ? ORDER BY ordinal",
@@ -320,15 +347,18 @@ class TocEntry:
 
 
 def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[TocEntry]:
-    """Documents whose source starts with `prefix` (literally, case and all) with their section
-    titles, in order."""
+    """Documents whose source starts with `prefix` (case and all; as stored or in Unicode NFC,
+    `index.scope.composed_prefixes`) with their section titles, in order."""
     in_corpus, params = corpus_filter(store.db, corpus)
     entries: dict[int, TocEntry] = {}
+    # With the prefix as sources that start with it in NFC only spell it (decomposed names).
+    spellings = [prefix, *composed_prefixes(store.db, (prefix,))] if prefix else [prefix]
+    where = " OR ".join("substr(d.source, 1, length(?)) = ?" for _ in spellings)
+    args = [value for spelling in spellings for value in (spelling, spelling)]
     for doc_id, source, corpus_name, doc_title, title in store.db.execute(
         f"SELECT d.id, d.source, k.name, d.title, c.title FROM {CHUNKS} "
-        f"WHERE substr(d.source, 1, length(?)) = ? {in_corpus} "
-        "ORDER BY k.name, d.source, c.ordinal",
-        [prefix, prefix, *params],
+        f"WHERE ({where}) {in_corpus} ORDER BY k.name, d.source, c.ordinal",
+        [*args, *params],
     ):
         entry = entries.setdefault(doc_id, TocEntry(source, corpus_name, doc_title, []))
         if title and title not in entry.sections:

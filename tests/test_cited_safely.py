@@ -6,6 +6,7 @@ the name a reader types: end to end, from a real JSONL file or folder through a 
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,11 @@ NOT_LINKS = [
 
 
 def search_json(store: str, word: str) -> list[dict]:
-    result = run_cli("search", word, "--store", store, "--json")
+    return search_json_in(store, word)
+
+
+def search_json_in(store: str, word: str, *options: str) -> list[dict]:
+    result = run_cli("search", word, "--store", store, "--json", *options)
     assert result.code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -129,6 +134,85 @@ def test_the_span_bound_is_what_one_jsonl_line_can_hold():
     assert link("https://[::1/x") is None
     assert link("https://docs.example.com/x[1]") is None
     assert link("ftp://docs.example.com/x") is None
+
+
+# --- names in Unicode NFD (committed from macOS) ------------------------------------------------
+
+NFD = unicodedata.normalize("NFD", "café.md")
+NFC = unicodedata.normalize("NFC", "café.md")
+
+
+@pytest.fixture
+def decomposed(tmp_path: Path, store_url: str) -> str:
+    write(tmp_path / "nfd", {f"docs/{NFD}": "# Café\n\nnfd only\n"})
+    ingested = run_cli("ingest", "--root", tmp_path / "nfd", "--store", store_url, "-q")
+    assert ingested.code == 0, ingested.stderr
+    return store_url
+
+
+def test_a_decomposed_name_is_found_by_its_composed_spelling(decomposed):
+    assert NFD != NFC
+    got = run_cli("get", f"docs/{NFC}", "--store", decomposed, "--json")
+    assert got.code == 0, got.stderr
+    page = json.loads(got.stdout)
+    assert page["source"] == f"docs/{NFD}"  # answered as stored: its bytes are its name
+    assert "nfd only" in page["text"]
+    shown = run_cli("show", f"docs/{NFC}#1", "--store", decomposed, "--json")
+    assert shown.code == 0, shown.stderr
+    assert json.loads(shown.stdout)["source"] == f"docs/{NFD}"
+    for prefix in (f"docs/{NFC[:4]}", f"docs/{NFC[:4]}".encode().decode(), "docs/caf\u00e9"):
+        toc = run_cli("toc", prefix, "--store", decomposed, "--json")
+        assert toc.code == 0, toc.stderr
+        assert [e["source"] for e in json.loads(toc.stdout)] == [f"docs/{NFD}"]
+    # A search within a path prefix too.
+    (hit,) = search_json_in(decomposed, "nfd", "--path", "docs/caf\u00e9")
+    assert hit["source"] == f"docs/{NFD}"
+    # Its stored spelling still works, and the search's citation keeps the stored bytes.
+    assert run_cli("get", f"docs/{NFD}", "--store", decomposed).code == 0
+    assert search_json(decomposed, "nfd")[0]["citation"] == f"docs/{NFD}:1-3"
+
+
+def test_the_mcp_tools_find_a_decomposed_name_by_its_composed_spelling(decomposed):
+    knowledge = Knowledge(decomposed)
+    try:
+        page = knowledge.get(f"docs/{NFC}")
+        assert (page["status"], page["source"]) == ("ok", f"docs/{NFD}")
+        toc = knowledge.toc("docs/caf\u00e9")
+        assert [d["source"] for d in toc["documents"]] == [f"docs/{NFD}"]
+    finally:
+        knowledge.close()
+
+
+def test_two_names_that_differ_only_in_normalization_are_said_not_picked(tmp_path, store_url):
+    # Both spell U+1EC7 (e, dot below, circumflex): one decomposed, one with its marks in
+    # another order. Asked for the composed one, neither is the answer: both are named.
+    first, second = "e\u0323\u0302.md", "e\u0302\u0323.md"
+    path = jsonl(
+        tmp_path / "two.jsonl",
+        [
+            {"source": first, "content": "first words"},
+            {"source": second, "content": "second words"},
+        ],
+    )
+    assert run_cli("index", path, "--corpus", "two", "--store", store_url, "-q").code == 0
+    got = run_cli("get", "\u1ec7.md", "--store", store_url)
+    assert got.code == 2, got.stderr
+    assert "differ only in Unicode normalization" in got.stderr
+    assert "$'e\\u0323\\u0302.md'" in got.stderr and "$'e\\u0302\\u0323.md'" in got.stderr
+    assert "Traceback" not in got.stderr
+    # A near miss names both, told apart.
+    near = run_cli("get", "\u1ec7.txt", "--store", store_url)
+    assert near.code == 1
+    assert "did you mean one of $'e\\u0302\\u0323.md', $'e\\u0323\\u0302.md'?" in near.stderr
+    # Each exact spelling is still its own document.
+    assert run_cli("get", first, "--store", store_url).stdout.startswith("first")
+    assert run_cli("get", second, "--store", store_url).stdout.startswith("second")
+    knowledge = Knowledge(store_url)
+    try:
+        answer = knowledge.get("\u1ec7.md")
+        assert answer["status"] == "ambiguous_source", answer
+    finally:
+        knowledge.close()
 
 
 # --- a token as search --json gives it ----------------------------------------------------------
