@@ -115,6 +115,18 @@ def test_the_mcp_answers_cite_the_same(foreign):
         knowledge.close()
 
 
+def test_doctor_counts_and_names_what_cannot_be_cited(foreign):
+    result = run_cli("doctor", "--store", foreign, "--json")
+    assert result.code == 0, result.stderr  # warnings: the store serves
+    findings = {f["reason"]: f for f in json.loads(result.stdout)["store"]["findings"]}
+    odd_url, odd_range = findings["url-not-a-link"], findings["range-not-lines"]
+    assert odd_url["level"] == odd_range["level"] == "warning"
+    assert odd_url["message"].startswith(f"{len(NOT_LINKS)} document(s) have a url")
+    assert odd_url["message"].endswith("e.g. 'angleurl.md'")
+    assert odd_range["message"].startswith("3 chunk(s) have a line range")
+    assert odd_range["message"].endswith("e.g. 'back.md#1'")
+
+
 def test_get_does_not_pad_a_document_to_a_far_line(tmp_path, store_url):
     # Line 10**11 of a two-slice document: placed, it would be 100 GB of blank lines.
     far = 10**11
