@@ -17,7 +17,7 @@ import re2
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
 from flatten.userinfo import strip_credentials
-from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines
+from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines, link
 from index.errors import QueryError
 from index.lexical import stem
 from index.results import LOCATED_COLUMNS, Located, located_fields, read_slice
@@ -441,15 +441,21 @@ def _card_origin(store: Store, corpus: dict[str, Any]) -> str:
     """Where a corpus came from: its repository at its commit, the site its pages were crawled
     from, or local files."""
     if corpus["repoUrl"]:
-        return f"{corpus['repoUrl']}@{(corpus['commit'] or '')[:12]}"
+        remote, commit = strip_credentials(corpus["repoUrl"]), corpus["commit"] or ""
+        if not (remote + commit).isprintable() or " " in remote + commit:
+            return "a repository"  # a record's provenance may hold anything: no line of its own
+        return f"{remote}@{commit[:12]}"
     page = store.db.execute(
         f"SELECT d.url FROM {DOCUMENTS} WHERE k.name = ? AND d.url IS NOT NULL LIMIT 1",
         (corpus["name"],),
     ).fetchone()
     if page is None:
         return "local files"
-    parts = urlsplit(strip_credentials(page[0]))  # the one rule for credentials in URLs
-    return f"the site {parts.scheme}://{parts.netloc}/" if parts.netloc else "a site"
+    url = link(page[0])  # a web link, credentials stripped (index.citations), or None
+    if url is None:
+        return "a site"
+    parts = urlsplit(url)
+    return f"the site {parts.scheme}://{parts.netloc}/"
 
 
 def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:

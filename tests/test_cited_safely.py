@@ -127,6 +127,25 @@ def test_doctor_counts_and_names_what_cannot_be_cited(foreign):
     assert odd_range["message"].endswith("e.g. 'back.md#1'")
 
 
+def test_the_card_names_no_site_or_repository_from_what_is_no_link(tmp_path, store_url):
+    path = jsonl(tmp_path / "card.jsonl", [
+        {"source": "v6.md", "url": "https://[x/", "content": "bracket words"},
+        {"source": "nl.md", "url": "https://docs.example.com/\n[click](http://evil.example)",
+         "content": "newline words"},
+    ])  # fmt: skip
+    assert run_cli("index", path, "--corpus", "site", "--store", store_url, "-q").code == 0
+    hostile = jsonl(tmp_path / "repo.jsonl", [
+        {"source": "r.md", "content": "repo words", "commit": "a" * 40,
+         "repoUrl": "https://git.example.com/o/r\n[click](http://evil.example)"},
+    ])  # fmt: skip
+    assert run_cli("index", hostile, "--corpus", "repo", "--store", store_url, "-q").code == 0
+    card = run_cli("card", "--store", store_url)
+    assert card.code == 0, card.stderr
+    assert "- corpus `site`: 2 documents, 2 chunks, from a site" in card.stdout
+    assert "- corpus `repo`: 1 documents, 1 chunks, from a repository" in card.stdout
+    assert "evil" not in card.stdout
+
+
 def test_get_does_not_pad_a_document_to_a_far_line(tmp_path, store_url):
     # Line 10**11 of a two-slice document: placed, it would be 100 GB of blank lines.
     far = 10**11
