@@ -9,6 +9,14 @@ Without configuration (`default_citation`):
   differed from the commit (`dirty`) is not in it: it gets the path form;
 - anything else: the path and its lines, `docs/x.md:12-40`.
 
+What becomes a link is checked, since a record may come from any tool (`link`): an absolute
+http(s) URL with a host, no white space, control or format characters, none of the characters a
+URL may not hold unencoded, balanced parentheses, credentials stripped. Any other `url`
+(`javascript:`, `data:`, `file:`, a line break and a markdown link after it) is not cited: the
+slice gets the path form. A line range is cited only when it can be one (`lines`): from line 1
+on, the end not before the start, no more lines than a record's text can hold; else the slice
+is cited (and answered) as having no range.
+
 Rules in docs-flatten.yaml override that:
 
     citations:
@@ -34,17 +42,24 @@ from __future__ import annotations
 import enum
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from flatten.record import place, source_bytes
+from flatten.userinfo import strip_credentials
 from index.errors import ConfigError
 
 BUILTINS = ("ordinal", "heading", "anchor", "commit", "ref", "path", "startLine", "endLine",
             "startCell", "endCell")  # fmt: skip
 CELL = "cell"  # a `lineUnit`: the range counts notebook cells, not lines
 _REFERENCE = re.compile(r"\$(?:\$|\{(\w+)\}|(\w+))|\{(\w+)\}")
+# A slice is one JSONL line, which the loader reads up to 16 MiB (index.loader.MAX_LINE_BYTES):
+# its text holds fewer line breaks than that, so its range spans at most this many lines.
+MAX_SPAN = 16 << 20
+# What a URL may not hold unencoded (RFC 3986; `[` `]` only around an IPv6 host), and what would
+# end a link early where a reader writes it into markdown or HTML.
+_NOT_IN_URL = frozenset('<>"{}|\\^`')
 
 
 @dataclass(frozen=True)
@@ -190,7 +205,66 @@ def _placeholder(origin: Origin, name: str) -> str:
 
 def citation(rules: list[CitationRule], origin: Origin) -> str:
     """What a reader should see for a slice: the first matching rule, else the default."""
+    origin = checked(origin)
     return cite(rules, origin) or default_citation(origin).text
+
+
+# --- what may be cited -------------------------------------------------------------------------
+
+
+def link(url: str | None) -> str | None:
+    """`url` as a citation may hold it (credentials stripped), or None when it is not a link to
+    hand a reader: not absolute http(s) with a host (`javascript:`, `data:`, `file:`, a relative
+    path), or holding what would cut it short or run on from it where it is written into
+    markdown or HTML (white space, control and format characters, `<>"{}|\\^``, `[` `]`
+    outside an IPv6 host, an unbalanced parenthesis)."""
+    if not url or not url.isprintable() or " " in url or _NOT_IN_URL.intersection(url):
+        return None  # isprintable: no control, format (bidi, zero-width) or separator character
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # a malformed IPv6 host or port
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    rest = url[len(parts.scheme) + 3 + len(parts.netloc) :]
+    if "[" in rest or "]" in rest or not _balanced(url):
+        return None
+    return strip_credentials(url)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def lines(start: int | None, end: int | None) -> tuple[int, int] | None:
+    """(first, last) of a slice's range when it can be one: from line 1 on, the end (the start
+    when not given) not before the start, spanning at most `MAX_SPAN` lines; else None."""
+    if start is None:
+        return None
+    last = start if end is None else end
+    if start < 1 or last < start or last - start >= MAX_SPAN:
+        return None
+    return start, last
+
+
+def checked(origin: Origin) -> Origin:
+    """`origin` with what cannot be cited left out: a `url` that is not a `link` (the path form
+    is cited instead), a range that is not one (`lines`: cited as having none)."""
+    url = link(origin.url) if origin.url else origin.url
+    span = lines(origin.start_line, origin.end_line)
+    start, end = span if span else (None, None)
+    if (url, start, end) == (origin.url, origin.start_line, origin.end_line):
+        return origin
+    return replace(origin, url=url or None, start_line=start, end_line=end)
 
 
 # --- defaults ---------------------------------------------------------------------------------
@@ -198,19 +272,21 @@ def citation(rules: list[CitationRule], origin: Origin) -> str:
 
 def default_citation(origin: Origin) -> Citation:
     """The page URL (with its heading), else a forge permalink, else the path and lines."""
+    origin = checked(origin)
     if origin.url:
-        if "#" in origin.url or not origin.anchor or origin.ordinal == 1:
+        heading = None
+        if "#" not in origin.url and origin.anchor and origin.ordinal != 1:
+            heading = link(f"{origin.url}#{fragment(origin.anchor)}")
+        if heading is None:
             return Citation(origin.url, Kind.PAGE, "file")  # a page's first slice is the page
-        return Citation(f"{origin.url}#{fragment(origin.anchor)}", Kind.PAGE, "heading")
+        return Citation(heading, Kind.PAGE, "heading")
     forge = parse_remote(origin.repo_url) if origin.repo_url else None
     if forge is not None and origin.commit and not origin.dirty:
-        lines = None
-        if origin.start_line is not None and origin.line_unit != CELL:
-            end = origin.end_line if origin.end_line is not None else origin.start_line
-            lines = (origin.start_line, max(end, origin.start_line))
+        span = None if origin.line_unit == CELL else lines(origin.start_line, origin.end_line)
         path = origin.repo_path or origin.source
-        return Citation(forge.permalink(origin.commit, path, lines), Kind.PERMALINK,
-                        "lines" if lines else "file")  # fmt: skip
+        permalink = link(forge.permalink(origin.commit, path, span))
+        if permalink is not None:  # a record's repoUrl or commit may hold anything
+            return Citation(permalink, Kind.PERMALINK, "lines" if span else "file")
     text = place(origin.source, origin.start_line, origin.end_line, origin.line_unit)
     if origin.start_line is None:
         return Citation(text, Kind.PATH, "file")

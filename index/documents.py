@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,14 +16,23 @@ import re2
 
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
-from flatten.record import split_id
 from flatten.userinfo import strip_credentials
-from index.citations import CitationRule, Origin, cite
+from index.citations import MAX_SPAN, CitationRule, Origin, cite, lines, link
 from index.errors import QueryError
 from index.lexical import stem
-from index.results import LOCATED_COLUMNS, Located, located_fields
-from index.scope import CHUNKS, DOCUMENTS, Scope, check_paths, corpus_filter, scope_filter
+from index.results import LOCATED_COLUMNS, Located, located_fields, read_slice
+from index.scope import (
+    CHUNKS,
+    DOCUMENTS,
+    Scope,
+    check_paths,
+    composed_prefixes,
+    corpus_filter,
+    known_sources,
+    scope_filter,
+)
 from index.store import Store
+from index.suggest import ambiguous, same_name
 from index.text import TOKEN, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
@@ -160,6 +170,27 @@ def sources(
     return out, unmapped
 
 
+def stored_source(store: Store, source: str, corpus: str | None = None) -> str | None:
+    """The source of the index (of `corpus` when given) that `source` names, as stored: itself,
+    or as copied from a line of output (`sources_as_shown`); else the one source equal to it in
+    Unicode NFC (`index.text.nfc`: a name committed from macOS is stored decomposed, and
+    typed composed). None when there is none; `QueryError` (`ambiguous-source`) when several
+    stored sources differ only in normalization and none is spelled exactly so."""
+    in_corpus, params = corpus_filter(store.db, corpus)
+    spellings = sources_as_shown(source)
+    for written in spellings:
+        found = store.db.execute(
+            f"SELECT 1 FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} LIMIT 1",
+            [written, *params],
+        ).fetchone()
+        if found is not None:
+            return written
+    same = same_name(spellings, known_sources(store.db, corpus))
+    if len(same) > 1:
+        raise ambiguous(source, same)
+    return same[0] if same else None
+
+
 @dataclass
 class ChunkView(Located):
     """One slice with its text and its format-specific fields (written inline in JSON)."""
@@ -176,25 +207,24 @@ def show(
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
     """One chunk by its `<source>#<ordinal>` token."""
-    parsed = split_id(token.strip())
+    parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
             f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
             reason="bad-token",
         )
+    source, ordinal = parsed
+    written = stored_source(store, source, corpus)
+    if written is None:
+        return None
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
     cursor = store.db.cursor()
     cursor.row_factory = sqlite3.Row
-    source, ordinal = parsed
-    row = None
-    for written in sources_as_shown(source):
-        row = cursor.execute(
-            f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
-            f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
-            [written, ordinal, *corpus_params],
-        ).fetchone()
-        if row is not None:
-            break
+    row = cursor.execute(
+        f"SELECT {LOCATED_COLUMNS}, c.id AS chunk_id, c.meta AS meta FROM {CHUNKS} "
+        f"WHERE d.source = ? AND c.ordinal = ? {in_corpus} ORDER BY k.name LIMIT 1",
+        [written, ordinal, *corpus_params],
+    ).fetchone()
     if row is None:
         return None
     body = text_index(store.db).chunk_texts([row["chunk_id"]]).get(row["chunk_id"], "")
@@ -226,10 +256,15 @@ def reassemble(slices: list[Placed]) -> str:
     """The document its slices were cut from. Slicers keep every non-blank line exactly once and
     in order, so the lines between two slices were blank: they come back as empty lines, and
     pieces of one long line cut to the size budget join without a separator. Where a range is
-    missing (notebook cells, foreign records) or out of order, slices are set a blank line apart."""
+    missing (notebook cells, foreign records) or out of order, slices are set a blank line apart;
+    so they are where putting them in place would add more line breaks than both the characters
+    the slices hold and the lines a range may span (`MAX_SPAN`): a record's range may say
+    anything, and line 10**11 is no reason to answer 100 GB of blank lines."""
     if not slices:
         return ""
     placed = all(s.start_line is not None and s.end_line is not None for s in slices)
+    if placed and _padding(slices) > max(MAX_SPAN, sum(len(s.text) for s in slices)):
+        placed = False
     first = slices[0].start_line
     out = ["\n" * (first - 1) if placed and first and first > 1 else ""]
     previous: Placed | None = None
@@ -241,6 +276,13 @@ def reassemble(slices: list[Placed]) -> str:
     if placed:
         out.append("\n")  # text files end with a line break; the slices do not keep it
     return "".join(out)
+
+
+def _padding(slices: list[Placed]) -> int:
+    """The line breaks `reassemble` would add to put `slices` (each with a range) in place."""
+    first = slices[0].start_line or 1
+    gaps = (max(0, (b.start_line or 0) - (a.end_line or 0)) for a, b in pairwise(slices))
+    return first - 1 + sum(gaps)
 
 
 def _between(before: Placed, after: Placed) -> str:
@@ -264,29 +306,28 @@ def get(
     if offset < 0:
         raise QueryError(f"the offset must be 0 or more, not {offset}", reason="bad-offset",
                          value=offset)  # fmt: skip
-    in_corpus, params = corpus_filter(store.db, corpus)
-    doc = None
-    for written in sources_as_shown(source):
-        doc = store.db.execute(
-            f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
-            "ORDER BY k.name LIMIT 1",
-            [written, *params],
-        ).fetchone()
-        if doc is not None:
-            source = written
-            break
-    if doc is None:
+    written = stored_source(store, source, corpus)
+    if written is None:
         return None
+    source = written
+    in_corpus, params = corpus_filter(store.db, corpus)
+    doc = store.db.execute(
+        f"SELECT d.id, k.name FROM {DOCUMENTS} WHERE d.source = ? {in_corpus} "
+        "ORDER BY k.name LIMIT 1",
+        [source, *params],
+    ).fetchone()
     rows = store.db.execute(
         "SELECT id, start_line, end_line, json_extract(meta, '$.lineUnit') FROM chunks "
         "WHERE document_id = ? ORDER BY ordinal",
         (doc[0],),
     ).fetchall()
     texts = text_index(store.db).chunk_texts([row[0] for row in rows])
-    text = reassemble(
-        [Placed(texts[row[0]], row[1], row[2] if row[3] is None else None) for row in rows
-         if row[0] in texts]
-    )  # fmt: skip
+    placed = []
+    for chunk_id, start, end, unit in rows:
+        if chunk_id in texts:  # a range that cannot be one is none (as cited: `lines`)
+            span = lines(start, end) if unit is None else None
+            placed.append(Placed(texts[chunk_id], *(span or (None, None))))
+    text = reassemble(placed)
     end = min(len(text), offset + page_chars)
     if end < len(text):
         newline = text.rfind("\n", offset, end)
@@ -306,15 +347,18 @@ class TocEntry:
 
 
 def toc(store: Store, prefix: str = "", *, corpus: str | None = None) -> list[TocEntry]:
-    """Documents whose source starts with `prefix` (literally, case and all) with their section
-    titles, in order."""
+    """Documents whose source starts with `prefix` (case and all; as stored or in Unicode NFC,
+    `index.scope.composed_prefixes`) with their section titles, in order."""
     in_corpus, params = corpus_filter(store.db, corpus)
     entries: dict[int, TocEntry] = {}
+    # With the prefix as sources that start with it in NFC only spell it (decomposed names).
+    spellings = [prefix, *composed_prefixes(store.db, (prefix,))] if prefix else [prefix]
+    where = " OR ".join("substr(d.source, 1, length(?)) = ?" for _ in spellings)
+    args = [value for spelling in spellings for value in (spelling, spelling)]
     for doc_id, source, corpus_name, doc_title, title in store.db.execute(
         f"SELECT d.id, d.source, k.name, d.title, c.title FROM {CHUNKS} "
-        f"WHERE substr(d.source, 1, length(?)) = ? {in_corpus} "
-        "ORDER BY k.name, d.source, c.ordinal",
-        [prefix, prefix, *params],
+        f"WHERE ({where}) {in_corpus} ORDER BY k.name, d.source, c.ordinal",
+        [*args, *params],
     ):
         entry = entries.setdefault(doc_id, TocEntry(source, corpus_name, doc_title, []))
         if title and title not in entry.sections:
@@ -397,15 +441,21 @@ def _card_origin(store: Store, corpus: dict[str, Any]) -> str:
     """Where a corpus came from: its repository at its commit, the site its pages were crawled
     from, or local files."""
     if corpus["repoUrl"]:
-        return f"{corpus['repoUrl']}@{(corpus['commit'] or '')[:12]}"
+        remote, commit = strip_credentials(corpus["repoUrl"]), corpus["commit"] or ""
+        if not (remote + commit).isprintable() or " " in remote + commit:
+            return "a repository"  # a record's provenance may hold anything: no line of its own
+        return f"{remote}@{commit[:12]}"
     page = store.db.execute(
         f"SELECT d.url FROM {DOCUMENTS} WHERE k.name = ? AND d.url IS NOT NULL LIMIT 1",
         (corpus["name"],),
     ).fetchone()
     if page is None:
         return "local files"
-    parts = urlsplit(strip_credentials(page[0]))  # the one rule for credentials in URLs
-    return f"the site {parts.scheme}://{parts.netloc}/" if parts.netloc else "a site"
+    url = link(page[0])  # a web link, credentials stripped (index.citations), or None
+    if url is None:
+        return "a site"
+    parts = urlsplit(url)
+    return f"the site {parts.scheme}://{parts.netloc}/"
 
 
 def card(store: Store, *, budget: int = 800, corpus: str | None = None) -> str:

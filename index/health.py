@@ -6,7 +6,8 @@ each FTS table, content against index; Postgres: the BM25 term statistics and to
 the postings they count, and how many deltas wait to be folded)? Which vectors does it hold, how
 many chunks lack one, and is what answers a vector query in order (the SQLite sidecar current,
 or Postgres's HNSW index built and valid, or exact below the threshold)? Which corpora, and on
-Postgres which server and extensions?
+Postgres which server and extensions? Which records say where they are in a way that cannot be
+cited (a `url` that is no web link, a line range that cannot be one: `index.citations`)?
 
 Nothing is written: the store is opened read-only, and the FTS5 integrity-check (an INSERT to
 FTS5, so it needs a writable connection and the write lock) runs in a transaction that is rolled
@@ -237,6 +238,33 @@ def _schema(health: StoreHealth, applied: set[str]) -> None:
                f"the store lacks {lacking}: the next load upgrades it")  # fmt: skip
 
 
+def _citations(health: StoreHealth, db: Any) -> None:
+    """What records said about where they are that cannot be cited (`index.citations`): a `url`
+    that is no web link (cited by its path instead) and a line range that cannot be one (cited
+    without lines). Counted, the first of each named: a warning, the store serves."""
+    from index.citations import MAX_SPAN, link
+
+    odd = [source for source, url in db.execute(
+        "SELECT source, url FROM documents WHERE url IS NOT NULL ORDER BY source")
+        if link(url) is None]  # fmt: skip
+    if odd:
+        health.add("citations", WARNING, "url-not-a-link",
+                   f"{len(odd):,} document(s) have a url that is no web link (an absolute "
+                   f"http(s) URL with nothing that breaks a link): cited by their source "
+                   f"instead, e.g. '{odd[0][:200]}'")  # fmt: skip
+    (count, example) = db.execute(
+        "SELECT count(*), min(d.source || '#' || c.ordinal) FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id WHERE c.start_line < 1 "
+        "OR c.end_line < c.start_line OR c.end_line - c.start_line >= ?",
+        (MAX_SPAN,),
+    ).fetchone()
+    if count:
+        health.add("citations", WARNING, "range-not-lines",
+                   f"{count:,} chunk(s) have a line range that cannot be one (starting "
+                   f"before 1, ending before it starts, or spanning more than {MAX_SPAN:,} "
+                   f"lines): cited without lines, e.g. '{example[:200]}'")  # fmt: skip
+
+
 def _vectors(health: StoreHealth, info: dict[str, Any], db: Any, search: str) -> None:
     stats = info["vectors"]
     if stats is None:
@@ -279,6 +307,7 @@ def _check_sqlite(health: StoreHealth, store: Store) -> None:
         health.add("text", FAILED, DAMAGED, f"the text index holds {indexed:,} chunk(s), the "
                    f"store {health.chunks:,}")  # fmt: skip
     _fts_integrity(health, store)
+    _citations(health, db)
     _vectors(health, info, db, "matrix")
     if health.vectors is not None and health.vectors.vectors:
         health.vectors.sidecar = _sidecar_state(store)
@@ -346,6 +375,7 @@ def _check_postgres(health: StoreHealth, store: PostgresStore) -> None:
     health.server = ServerHealth(version, extensions, pg_search)
     info = _counts(health, store)
     _bm25_integrity(health, db)
+    _citations(health, db)
     index_def, valid = db.execute(
         "SELECT pg_get_indexdef(i.indexrelid), i.indisvalid FROM pg_index i "
         "WHERE i.indexrelid = to_regclass('vectors_hnsw')"

@@ -26,7 +26,8 @@ from typing import Any
 
 from flatten.jsonform import json_field
 from flatten.record import INT_MAX, split_id
-from index.citations import CELL, CitationRule, Origin, citation
+from flatten.shown import one_line
+from index.citations import CELL, CitationRule, Origin, checked, citation
 
 # The columns `located_fields` reads: the fields of `Located`, then what its citation is built
 # from (chunks c, documents d, corpora k: see index.scope).
@@ -84,14 +85,19 @@ def read_slice(text: str) -> tuple[str, int] | None:
     neither. The two never read as each other: a label ends with `)`, a token with a digit."""
     label = _LABEL.match(text)
     if label is None:
-        return split_id(text)
+        # A token: its source may hold line breaks (`search --json` gives them as they are),
+        # which `split_id` (one line) does not take; shown as one line, the last `#` is still
+        # the one before the ordinal (`one_line` adds none).
+        token = split_id(one_line(text))
+        return (text[: text.rindex("#")], token[1]) if token else None
     ordinal = int(label.group(2))
     return (label.group(1), ordinal) if ordinal <= INT_MAX else None
 
 
 def located_fields(rules: list[CitationRule], row: Mapping[str, Any]) -> dict[str, Any]:
-    """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited."""
-    origin = origin_of(row)
+    """The `Located` fields of a row selected with `LOCATED_COLUMNS`: section parsed, cited (a
+    range that cannot be one is answered as none, as it is cited: `index.citations.lines`)."""
+    origin = checked(origin_of(row))
     return {
         "source": origin.source,
         "corpus": origin.corpus,

@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from index.errors import QueryError
+from index.text import nfc
 
 DOCUMENTS = "documents d JOIN corpora k ON k.id = d.corpus_id"
 CHUNKS = "chunks c JOIN documents d ON d.id = c.document_id JOIN corpora k ON k.id = d.corpus_id"
@@ -33,7 +34,7 @@ class Scope:
     """Which documents a query looks at. Empty tuples: no filter of that kind."""
 
     corpus: str | None = None  # only this corpus; None: all of them
-    paths: tuple[str, ...] = ()  # sources starting with one of these (literally)
+    paths: tuple[str, ...] = ()  # sources starting with one of these (literally or in NFC)
     kinds: tuple[str, ...] = ()  # documents of one of these kinds (markdown, code, yaml, ...)
     lang: str | None = None  # None: the corpus's main language; "all": every language
 
@@ -62,11 +63,13 @@ def scope_filter(db: sqlite3.Connection, scope: Scope) -> tuple[str, list[object
     prefixes no document's source starts with (`unknown-path`)."""
     sql, params = corpus_filter(db, scope.corpus)
     if scope.paths:
-        check_paths(db, scope.paths)
+        paths = (*scope.paths, *composed_prefixes(db, scope.paths))
+        if len(paths) == len(scope.paths):
+            check_paths(db, scope.paths)
         # A prefix as a range, not LIKE: no wildcard in a path can widen it, and it is exact.
-        ranges = " OR ".join("(d.source >= ? AND d.source < ?)" for _ in scope.paths)
+        ranges = " OR ".join("(d.source >= ? AND d.source < ?)" for _ in paths)
         sql += f" AND ({ranges})"
-        for prefix in scope.paths:
+        for prefix in paths:
             params += [prefix, prefix + "\U0010ffff"]
     if scope.kinds:
         _check_kinds(db, scope.kinds)
@@ -108,6 +111,49 @@ def _known_language(db: sqlite3.Connection, lang: str) -> str:
     raise QueryError(f"no document in language '{lang[:200]}' in the index ({there}; "
                      f"'{ALL_LANGUAGES}' for every language)", reason="unknown-lang",
                      value=lang)  # fmt: skip
+
+
+def known_sources(db: sqlite3.Connection, corpus: str | None = None) -> list[str]:
+    """Every source of the index (of `corpus` when given), once, in order."""
+    in_corpus, params = corpus_filter(db, corpus)
+    rows = db.execute(
+        f"SELECT DISTINCT d.source FROM {DOCUMENTS} WHERE 1 = 1 {in_corpus} ORDER BY d.source",
+        params,
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def composed_prefixes(db: sqlite3.Connection, prefixes: tuple[str, ...]) -> list[str]:
+    """`prefixes` as the sources that start with one of them only in Unicode NFC
+    (`index.text.nfc`) spell them: a name committed from macOS (decomposed) under a prefix
+    typed composed. Each is matched as a prefix, as stored, beside the given ones; most often
+    there is none. The index is not read for a prefix that is ASCII and that some source starts
+    with as stored (a decomposed name starts with the same ASCII; only a few singular characters
+    compose to ASCII), so the usual prefix costs one indexed look-up."""
+    wanted = []
+    for prefix in prefixes:
+        if (
+            prefix.isascii()
+            and db.execute(
+                "SELECT 1 FROM documents WHERE source >= ? AND source < ? LIMIT 1",
+                (prefix, prefix + "\U0010ffff"),
+            ).fetchone()
+        ):
+            continue
+        wanted.append(prefix)
+    if not wanted:
+        return []
+    given, composed = tuple(wanted), [nfc(p) for p in wanted]
+    spelled = set()
+    for source in known_sources(db):
+        if source.startswith(given):
+            continue
+        whole = nfc(source)
+        for target in composed:
+            if whole.startswith(target):  # its shortest beginning that composes to the prefix
+                spelled.add(next(source[:end] for end in range(1, len(source) + 1)
+                                 if nfc(source[:end]).startswith(target)))  # fmt: skip
+    return sorted(spelled)
 
 
 def check_paths(db: sqlite3.Connection, paths: tuple[str, ...]) -> None:

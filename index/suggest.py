@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from index.scope import DOCUMENTS, corpus_filter
+from index.errors import QueryError
+from index.scope import known_sources
 from index.store import Store
+from index.text import nfc
 
 SUGGESTED = 3  # sources named at most
 CLOSE = 0.8  # difflib's similarity a near miss needs: a letter or two off in a path
@@ -35,40 +37,69 @@ class Meant:
 
 def meant(wanted: str, known: Sequence[str], limit: int = SUGGESTED) -> Meant:
     """The sources of `known` someone asking for `wanted` (not one of them) may have meant."""
-    bare = _bare(wanted)
+    bare = nfc(_bare(wanted))
     if not bare:
         return Meant()
-    exact = [s for s in known if s == bare]
+    # Compared in NFC (`index.text.nfc`), named as stored.
+    forms = {s: nfc(s) for s in known}
+    exact = [s for s, form in forms.items() if form == bare]
     if exact:
         return Meant(exact)
-    inside = sorted(s for s in known if s.startswith(bare + "/"))
+    inside = sorted(s for s, form in forms.items() if form.startswith(bare + "/"))
     if inside:
         return Meant(inside[:limit], folder=bare, total=len(inside))
     folded = bare.casefold()
     for same in (_casefolded, _by_name, _under_root, _by_stem):
-        found = sorted({s for s in known if same(s, folded)})
+        found = sorted({s for s, form in forms.items() if same(form, folded)})
         if found:
             return Meant(found[:limit])
-    by_fold = {s.casefold(): s for s in sorted(known, reverse=True)}  # the first spelling wins
+    by_fold = {forms[s].casefold(): s for s in sorted(known, reverse=True)}  # first one wins
     close = difflib.get_close_matches(folded, list(by_fold), n=limit, cutoff=CLOSE)
     return Meant([by_fold[c] for c in close])
 
 
 def meant_in(store: Store, wanted: str, corpus: str | None = None) -> Meant:
     """`meant` against the sources of the index (of `corpus` when given)."""
-    in_corpus, params = corpus_filter(store.db, corpus)
-    rows = store.db.execute(
-        f"SELECT DISTINCT d.source FROM {DOCUMENTS} WHERE 1 = 1 {in_corpus} ORDER BY d.source",
-        params,
-    ).fetchall()
-    return meant(wanted, [row[0] for row in rows])
+    return meant(wanted, known_sources(store.db, corpus))
+
+
+def same_name(wanted: Iterable[str], known: Iterable[str]) -> list[str]:
+    """The sources of `known` that are one of `wanted` in Unicode NFC (`index.text.nfc`)."""
+    forms = {nfc(w) for w in wanted}
+    return sorted({s for s in known if nfc(s) in forms})
+
+
+def spelled(source: str) -> str:
+    """A source with every character beyond ASCII written as a `\\u` escape, in `$'...'` (as
+    bash and zsh read it back): how two names that differ only in Unicode normalization are
+    told apart."""
+    escaped = "".join(
+        c if c.isascii() and c.isprintable() and c not in "\\'" else
+        f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+        for c in source
+    )  # fmt: skip
+    return f"$'{escaped}'"
+
+
+def ambiguous(wanted: str, found: Sequence[str]) -> QueryError:
+    """The error for a source that names several documents differing only in normalization."""
+    shown = " and ".join(spelled(s) for s in found)
+    return QueryError(
+        f"'{wanted}' names {len(found)} documents whose sources differ only in Unicode "
+        f"normalization: {shown}",
+        reason="ambiguous-source",
+        value=wanted,
+        hint="give the exact spelling (the escapes above, as a shell reads them)",
+    )
 
 
 def did_you_mean(found: Meant) -> str | None:
     """The sentence saying what was meant, or None when nothing is close."""
     if not found.sources:
         return None
-    shown = ", ".join(f"'{s}'" for s in found.sources)
+    forms = [nfc(s) for s in found.sources]  # names alike but for normalization: told apart
+    shown = ", ".join(spelled(s) if forms.count(form) > 1 else f"'{s}'"
+                      for s, form in zip(found.sources, forms, strict=True))  # fmt: skip
     if found.folder is not None:
         left = found.total - len(found.sources)
         more = f" and {left} more" if left else ""

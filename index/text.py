@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from flatten.shown import ESCAPED_BIDI, as_written
@@ -181,6 +182,14 @@ def sources_as_shown(shown: str) -> list[str]:
     with `one_line`'s escapes read back as the characters (a file named with a newline is
     printed as `de\\nploy.md`, and that token must work when given back)."""
     return list(dict.fromkeys([shown, as_written(shown)]))
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode NFC, the form sources are compared in (looked up, matched by prefix,
+    suggested): a name committed from macOS is stored decomposed (`cafe` + U+0301), the same
+    name typed on Linux or copied from a page is composed (`caf` + U+00E9), and the two look
+    alike. Stored sources keep their own bytes."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def clean_json(value: Any) -> Any:
