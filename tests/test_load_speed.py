@@ -326,32 +326,35 @@ CELLS = (
 
 
 @settings(max_examples=200)
-@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=6))
+@given(st.lists(st.tuples(CELLS, CELLS, CELLS), max_size=11))
 def test_a_bulk_insert_stores_what_executemany_stores(rows):
-    """One JSON statement (`bulk_insert`) writes the values, and their types, that binding each
-    row writes, or fails as it fails: what JSON cannot carry goes row by row."""
+    """Rows bound many to a statement (`bulk_insert`) store the values, and their types, that
+    binding each row stores, or fail as it fails; also when they take several statements, the
+    last one's rows padded to a power of two."""
     import sqlite3
+    from unittest import mock
 
-    from index.bulk import bulk_insert
+    from index import bulk
 
     db = sqlite3.connect(":memory:", isolation_level=None)
     numbered = [(n, *row) for n, row in enumerate(rows)]
     outcomes = []
-    for table, write in (("bound", None), ("bulk", bulk_insert)):
+    for table, most in (("bound", None), ("bulk", bulk.MAX_ROWS), ("pieces", 4)):
         db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, a, b TEXT, c INTEGER)")
         sql = f"INSERT INTO {table} (id, a, b, c) VALUES (?, ?, ?, ?)"
         try:
-            if write is None:
+            if most is None:
                 db.executemany(sql, numbered)
             else:
-                write(db, sql, numbered)()
+                with mock.patch.object(bulk, "MAX_ROWS", most):
+                    bulk.bulk_insert(db, sql, numbered)()
         except Exception as exc:
             outcomes.append(type(exc))
             continue
         outcomes.append(db.execute(
             f"SELECT id, a, typeof(a), b, typeof(b), c, typeof(c) FROM {table} ORDER BY id"
         ).fetchall())  # fmt: skip
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
 def test_a_title_holding_a_nul_is_stored_whole(tmp_path):

@@ -112,7 +112,7 @@ class TextIndex(Protocol):
 
     def stage_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> Callable[[], None]:
         """`write_chunks` in two steps: what needs no statement is done now, on the calling
-        thread (FTS5: the rows as one JSON payload), and the returned call writes (on the
+        thread (FTS5: the statements and their parameters), and the returned call writes (on the
         loader's second thread, under the same rules as `write_chunks`)."""
         ...
 

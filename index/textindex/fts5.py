@@ -107,9 +107,10 @@ class Fts5TextIndex:
         self.stage_chunks(corpus_id, rows)()
 
     def stage_chunks(self, corpus_id: int, rows: Sequence[ChunkText]) -> Callable[[], None]:
-        """The rows as one JSON payload now (on the calling thread), the statements later:
-        the write takes the GIL only to start and to end (SQLite releases it for a whole
-        statement), so the loader's second thread spends its time in SQLite alone."""
+        """The statements made now (on the calling thread: their parameters bound many rows to
+        a statement, see `bulk_insert`), run later: the write takes the GIL only to bind and to
+        end (SQLite releases it for a whole statement), so the loader's second thread spends
+        its time in SQLite alone."""
         if not rows:
             return lambda: None
         insert = bulk_insert(
@@ -123,7 +124,7 @@ class Fts5TextIndex:
         def write() -> None:
             insert()
             # The same text again, for the exact index: read back from the table just written
-            # (a copy inside SQLite) rather than parsed from JSON a second time.
+            # (a copy inside SQLite) rather than bound a second time.
             self.db.execute(
                 "INSERT INTO chunks_exact (rowid, body) "
                 "SELECT rowid, body FROM chunks_fts WHERE rowid BETWEEN ? AND ?",
