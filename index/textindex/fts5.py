@@ -31,12 +31,6 @@ HIGHLIGHTS = (
 )
 
 
-TITLE_HIGHLIGHTS = (
-    "SELECT rowid, highlight(chunks_fts, 0, char(1), char(2)) FROM chunks_fts "
-    "WHERE chunks_fts MATCH ?"
-)
-
-
 def render(query: TextQuery) -> str:
     """A `TextQuery` as an FTS5 MATCH expression (every phrase a quoted string: no input can
     raise an FTS5 syntax error)."""
@@ -206,18 +200,6 @@ class Fts5TextIndex:
             (render(query), json.dumps(list(document_ids))),
         )
         return marked_spans(rows)
-
-    def title_highlights(self, query: TextQuery, chunk_ids: Sequence[int]) -> dict[int, list[str]]:
-        """The MATCH runs once, then keeps these ids (`+rowid`): seeking each id instead, as
-        `snippets` does for the few hits shown, runs the MATCH once per id (ten times the cost
-        for a hundred ids)."""
-        if not query.phrases or not chunk_ids:
-            return {}
-        rows = self.db.execute(
-            f"{TITLE_HIGHLIGHTS} AND +rowid IN (SELECT value FROM json_each(?))",
-            (render(titles_only(query)), json.dumps(list(chunk_ids))),
-        )
-        return {int(chunk_id): MARKED.findall(title or "") for chunk_id, title in rows}
 
     def documents_with(self, query: TextQuery, *, exact: bool = False) -> dict[int, int]:
         table = "chunks_exact" if exact else "chunks_fts"
