@@ -1,11 +1,12 @@
 """The fast paths give exactly what the plain code they replace gives (output is byte-identical).
 
-Each fast path (orjson for JSON lines, the record encoder written out from its fields, an RE2
-set for the redaction needles, running totals for slice sizes, a regex over flag bytes for
-blank-line blocks, the markdown indentation count, ASCII heading slugs, reST titles looked for
-only beside the adornment lines one regex finds, slices cut without re-capping labels, markdown
-block rules tried only after a marker, front matter without a title not parsed) is checked
-against the straightforward computation on open-ended input.
+Each fast path (orjson for JSON lines, the record encoder written out from its fields, control
+characters of ASCII text counted by a byte deletion, an RE2 set for the redaction needles,
+running totals for slice sizes, a regex over flag bytes for blank-line blocks, the markdown
+indentation count, ASCII heading slugs, reST titles looked for only beside the adornment lines
+one regex finds, slices cut without re-capping labels, markdown block rules tried only after a
+marker, front matter without a title not parsed) is checked against the straightforward
+computation on open-ended input.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flatten import record as codec
+from flatten.content import _CONTROL, _control_share
 from flatten.record import FIELDS, Provenance, encode, encode_line, json_line, new_record
 from flatten.secrets.scan import NEEDLES, Scan
 from slicers.base import (
@@ -481,3 +483,9 @@ def test_an_odd_value_in_any_field_or_in_meta_is_written_as_json_writes_it(odd: 
         expected = codec._values(record, codec._GETTERS)
         assert encode(record) == expected
         assert encode_line(record) == _plain_json(expected), place
+
+
+@given(st.text(st.characters(max_codepoint=0x7F) | st.sampled_from("\x00\x1b\x7f\x85é")))
+def test_the_control_share_of_ascii_text_is_the_one_the_regex_counts(text: str) -> None:
+    expected = len(_CONTROL.findall(text)) / len(text) if text else 0.0
+    assert _control_share(text) == expected
