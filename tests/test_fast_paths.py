@@ -324,10 +324,14 @@ _rst_lines = st.lists(
 @given(_rst_lines)
 @example(["", "=====", "Title", "-----", "", "Next", "=====", "x", "", "===", "Title", "==="])
 @example(["Title", "==", "", "=====", "Over long title", "=====", "", "-----", "", "-----"])
+@example(["Title", "-----", ""])  # the text ends in a line break
 def test_rst_headings_are_the_ones_a_line_by_line_scan_finds(lines: list[str]) -> None:
-    lines = split_lines("\n".join(lines))  # no line holds a newline, as the slicer's never do
-    assert find_rst_headings(lines) == _plain_rst_headings(lines)
-    assert adornment_rows(lines) == [i for i, line in enumerate(lines) if _plain_adornment(line)]
+    text = "\n".join(lines)
+    lines = split_lines(text)  # no line holds a newline, as the slicer's never do
+    expected = [i for i, line in enumerate(lines) if _plain_adornment(line)]
+    assert find_rst_headings(lines) == find_rst_headings(lines, text) == _plain_rst_headings(lines)
+    assert adornment_rows(lines) == adornment_rows(lines, text) == expected
+    assert adornment_rows(lines, text + "\n") == expected
 
 
 @given(st.text(alphabet="ab :`*_\\", max_size=20) | st.text(max_size=20))
