@@ -287,7 +287,7 @@ def looks_like_rst(text: str) -> bool:
     if not markup:
         return False
     lines = split_lines(text)
-    return any(_is_rst_title(lines, heading.end) for heading in find_rst_headings(lines))
+    return any(_is_rst_title(lines, heading.end) for heading in find_rst_headings(lines, text))
 
 
 def _is_rst_title(lines: list[str], end: int) -> bool:

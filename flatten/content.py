@@ -167,11 +167,15 @@ def _decode_impure(data: bytes) -> tuple[str, str]:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f]")  # not \t \n \v \f \r or ESC
+_CONTROL_BYTES = bytes(b for b in range(32) if _CONTROL.match(chr(b)))
 
 
 def _control_share(text: str) -> float:
     if not text:
         return 0.0
+    if text.isascii():  # most text: its bytes are its characters, deleted in one C pass
+        ascii_bytes = text.encode("ascii")
+        return (len(ascii_bytes) - len(ascii_bytes.translate(None, _CONTROL_BYTES))) / len(text)
     return len(_CONTROL.findall(text)) / len(text)
 
 

@@ -153,10 +153,61 @@ def _values(record: Record, getters: tuple[tuple[str, Any, bool, Any], ...]) -> 
     return data
 
 
+def _native_source() -> str:
+    """`_values(record, _GETTERS)` written out from FIELDS, one statement per field (as
+    dataclasses writes an `__init__`), returning with the dict whether orjson writes it as
+    `dumps` does (`_orjson_exact`), known from each value's type as it is read. A loop calling
+    a getter per field, then a walk of the dict for its types, were most of the cost of a line.
+    An odd value (not the field's type) leaves the decision to `_orjson_exact`."""
+    lines = ["def _native(record):", "    p = record.provenance"]
+    for i, f in enumerate(FIELDS):
+        owner, _, attr = f.attr.rpartition(".")
+        lines.append(f"    v{i} = {'p' if owner else 'record'}.{attr}")
+    always = [i for i, f in enumerate(FIELDS) if f.always]
+    lines.append("    data = {" + ", ".join(f"{FIELDS[i].key!r}: v{i}" for i in always) + "}")
+    lines.append("    exact = " + " and ".join(f"type(v{i}) in _SCALARS" for i in always))
+    for i, f in enumerate(FIELDS):
+        if f.always:
+            continue
+        v = f"v{i}"
+        lines.append(
+            f"    if {v} is not None"
+            + (f" and {v} != {f.empty!r}:" if f.empty is not None else ":")
+        )
+        if f.type is list:  # held as a tuple of scalars, written as a list
+            lines += [
+                f"        if type({v}) is tuple:",
+                f"            {v} = list({v})",
+                f"        if type({v}) is not list or not _SCALARS.issuperset(map(type, {v})):",
+                "            exact = False",
+            ]
+        else:
+            lines += [
+                f"        if type({v}) not in _SCALARS:",
+                "            exact = False",
+                f"            if type({v}) is tuple:",
+                f"                {v} = list({v})",
+            ]
+        lines.append(f"        data[{f.key!r}] = {v}")
+    lines += [
+        "    if record.meta:",
+        "        data.update((k, v) for k, v in record.meta if v is not None)",
+        "        exact = False",
+        "    return data, exact",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _compile_native() -> Callable[[Record], tuple[dict[str, Any], bool]]:
+    namespace = {"_SCALARS": _SCALARS}
+    exec(compile(_native_source(), "<flatten.record._native>", "exec"), namespace)
+    return namespace["_native"]  # type: ignore[return-value]
+
+
 def encode(record: Record, layout: str = "native") -> dict[str, Any]:
     """The record as one JSON object in `layout` (a key of `LAYOUTS`)."""
     if layout == "native":
-        return _values(record, _GETTERS)
+        return _native(record)[0]
     return LAYOUTS[layout].encode(record)
 
 
@@ -524,7 +575,11 @@ def json_line(obj: Any) -> bytes:
     """`dumps(obj)` as UTF-8 bytes and a newline. orjson writes records about ten times faster
     than json; anything it would write differently, or refuses (an int past 64 bits, a lone
     surrogate, deep nesting), goes through `dumps`, which gives the same bytes or error as ever."""
-    if _orjson_exact(obj):
+    return _line(obj, _orjson_exact(obj))
+
+
+def _line(obj: Any, exact: bool) -> bytes:
+    if exact:
         try:
             return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
         except orjson.JSONEncodeError:
@@ -534,7 +589,16 @@ def json_line(obj: Any) -> bytes:
 
 def encode_line(record: Record | dict[str, Any], layout: str = "native") -> bytes:
     """One JSONL line (with its newline) for a record, or for a dict already in a layout."""
-    return json_line(record if isinstance(record, dict) else encode(record, layout))
+    if isinstance(record, dict):
+        return json_line(record)
+    if layout != "native":
+        return json_line(encode(record, layout))
+    data, exact = _native(record)  # not exact: a value of another type than its field's
+    return _line(data, exact or _orjson_exact(data))
+
+
+# (record) -> (its native dict, whether orjson writes that as `dumps` does without a walk).
+_native = _compile_native()
 
 
 # Our own lines start `{"id":"<source>#<ordinal>","source":"<source>"` (the first two FIELDS, as

@@ -33,12 +33,15 @@ def _title_text(raw: str) -> str:
     return _INLINE_MARKUP.sub("", text).strip()
 
 
-def adornment_rows(lines: list[str]) -> list[int]:
-    """Indexes of the adornment lines; `lines` as `split_lines` gives them (no "\n" inside).
+def adornment_rows(lines: list[str], text: str | None = None) -> list[int]:
+    """Indexes of the adornment lines; `lines` as `split_lines` gives them (no "\n" inside),
+    from `text` when given (what they were split from: not joined again).
 
     A title needs an adornment line (its underline, or its overline) and most documents have
     few: found by one regex over the document, a title is only looked for beside them."""
-    text = "\n" + "\n".join(lines)
+    # The line break `split_lines` leaves off the end adds no match: an adornment needs a
+    # character after its "\n".
+    text = "\n" + (text if text is not None else "\n".join(lines))
     rows: list[int] = []
     row = at = 0
     for match in _ADORNMENT_LINES.finditer(text):
@@ -48,15 +51,16 @@ def adornment_rows(lines: list[str]) -> list[int]:
     return rows
 
 
-def find_rst_headings(lines: list[str]) -> list[Heading]:
-    """Titles, each an underlined line or an over- and underlined one, after a blank line.
+def find_rst_headings(lines: list[str], text: str | None = None) -> list[Heading]:
+    """Titles, each an underlined line or an over- and underlined one, after a blank line
+    (`text`: what `lines` were split from, when the caller has it).
 
     Lines are read in order and a title's lines are not read again; a line that neither is an
     adornment nor has one below it cannot start a title, so only the others are looked at."""
     headings: list[Heading] = []
     levels: dict[tuple[str, bool], int] = {}  # adornment style -> level, in order of appearance
     count = len(lines)
-    adorned = adornment_rows(lines)
+    adorned = adornment_rows(lines, text)
     starts = sorted({*adorned, *(row - 1 for row in adorned if row)})
     adorned_set = set(adorned)
     resume = 0  # lines before this belong to a title found already
@@ -100,7 +104,7 @@ def is_label(line: str) -> bool:
 
 def slice_rst(text: str, path: str, options: SliceOptions) -> Sliced:
     lines = split_lines(text)
-    headings = find_rst_headings(lines)
+    headings = find_rst_headings(lines, text)
     doc_title = headings[0].text if headings and headings[0].level == 1 else None
     spans = section_spans(
         lines,

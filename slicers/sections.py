@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from slicers.base import ANCHOR_MAX, LineSpan, cap_label, is_blank
-from slicers.windows import pack_windows, window_spans, within_budget
+from slicers.windows import pack_windows, window_spans
 
 
 @dataclass(frozen=True)
@@ -85,13 +85,9 @@ def section_spans(
         (before, before_head), (last, _) = spans[-2], spans.pop()
         spans[-1] = (replace(before, end=last.end), before_head)
 
-    # Most sections fit the budget: their single window is the span itself.
     pieces: list[LineSpan] = []
     for span, head_end in spans:
-        if within_budget(lines, span.start, span.end, max_chars):
-            pieces.append(span)
-        else:
-            pieces += split_span(lines, span, max_chars, protected, head_end)
+        pieces += split_span(lines, span, max_chars, protected, head_end)
     return pieces
 
 
@@ -139,7 +135,9 @@ def split_span(
     body merged into it): they are never a piece of their own, but open the piece that holds
     the first line of the body, even when the block it starts is over the budget and cut."""
     windows = pack_windows(lines, span.start, span.end, max_chars, protected)
-    # Most sections fit, and most cut ones have their body's first line in the first piece.
+    if len(windows) == 1 and windows[0] == (span.start, span.end, None):
+        return [span]  # most sections fit the budget: their one window is the span itself
+    # Most cut sections have their body's first line in the first piece.
     body = _first_body_line(lines, head_end, span.end) if len(windows) > 1 else None
     if body is not None and (windows[0].end <= body or windows[0].cols is not None):
         # A code block opening the body opens there: its first line is not blank.

@@ -1,11 +1,12 @@
 """The fast paths give exactly what the plain code they replace gives (output is byte-identical).
 
-Each fast path (orjson for JSON lines, an RE2 set for the redaction needles, running totals for
-slice sizes, a regex over flag bytes for blank-line blocks, the markdown indentation count,
-ASCII heading slugs, reST titles looked for only beside the adornment lines one regex finds,
-slices cut without re-capping labels, markdown block rules tried only after a marker, front
-matter without a title not parsed) is checked against the straightforward computation on
-open-ended input.
+Each fast path (orjson for JSON lines, the record encoder written out from its fields, control
+characters of ASCII text counted by a byte deletion, an RE2 set for the redaction needles,
+running totals for slice sizes, a regex over flag bytes for blank-line blocks, the markdown
+indentation count, ASCII heading slugs, reST titles looked for only beside the adornment lines
+one regex finds, slices cut without re-capping labels, markdown block rules tried only after a
+marker, front matter without a title not parsed) is checked against the straightforward
+computation on open-ended input.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flatten.record import json_line
+from flatten import record as codec
+from flatten.content import _CONTROL, _control_share
+from flatten.record import FIELDS, Provenance, encode, encode_line, json_line, new_record
 from flatten.secrets.scan import NEEDLES, Scan
 from slicers.base import (
     ANCHOR_MAX,
@@ -321,10 +324,14 @@ _rst_lines = st.lists(
 @given(_rst_lines)
 @example(["", "=====", "Title", "-----", "", "Next", "=====", "x", "", "===", "Title", "==="])
 @example(["Title", "==", "", "=====", "Over long title", "=====", "", "-----", "", "-----"])
+@example(["Title", "-----", ""])  # the text ends in a line break
 def test_rst_headings_are_the_ones_a_line_by_line_scan_finds(lines: list[str]) -> None:
-    lines = split_lines("\n".join(lines))  # no line holds a newline, as the slicer's never do
-    assert find_rst_headings(lines) == _plain_rst_headings(lines)
-    assert adornment_rows(lines) == [i for i, line in enumerate(lines) if _plain_adornment(line)]
+    text = "\n".join(lines)
+    lines = split_lines(text)  # no line holds a newline, as the slicer's never do
+    expected = [i for i, line in enumerate(lines) if _plain_adornment(line)]
+    assert find_rst_headings(lines) == find_rst_headings(lines, text) == _plain_rst_headings(lines)
+    assert adornment_rows(lines) == adornment_rows(lines, text) == expected
+    assert adornment_rows(lines, text + "\n") == expected
 
 
 @given(st.text(alphabet="ab :`*_\\", max_size=20) | st.text(max_size=20))
@@ -427,3 +434,62 @@ def test_front_matter_title_is_the_parsed_title(rows: list[tuple[str, str]], yam
     form = "{}: {}" if yaml else '{} = "{}"'
     body = "\n".join(form.format(key, value) for key, value in rows)
     assert _front_matter_title(body, yaml=yaml) == _plain_front_matter_title(body, yaml=yaml)
+
+
+# Values of each field's own type, and in a few fields any value at all: the written-out encoder
+# must give the getter loop's dict, and the line `json.dumps` writes (or its error).
+_odd_values = _values | st.tuples(_scalars, _scalars) | st.sampled_from([(), 2**64, 1e-07])
+_typed = {
+    str: st.none() | st.text(max_size=8),
+    int: st.none() | st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    bool: st.booleans(),
+    list: st.lists(st.text(max_size=8), max_size=3).map(tuple),
+}
+
+
+@st.composite
+def _field_values(draw: st.DrawFn) -> list:
+    odd = draw(st.sets(st.sampled_from(range(len(FIELDS))), max_size=2))
+    return [draw(_odd_values if i in odd else _typed[f.type]) for i, f in enumerate(FIELDS)]
+
+
+@settings(max_examples=400)
+@given(_field_values(), st.lists(st.tuples(st.text(max_size=8), _odd_values), max_size=2))
+def test_the_native_encoder_gives_what_the_getter_loop_gives(values: list, meta: list) -> None:
+    attrs = {f.attr: v for f, v in zip(FIELDS, values, strict=True) if "." not in f.attr}
+    attrs.pop("id"), attrs.pop("chunk_size")  # properties: from source, ordinal and content
+    attrs["content"] = str(attrs["content"])
+    repo_url, commit, ref = (values[i] for i, f in enumerate(FIELDS) if "." in f.attr)
+    record = new_record(**attrs, provenance=Provenance(repo_url, commit, ref), meta=tuple(meta))
+    expected = codec._values(record, codec._GETTERS)
+    assert encode(record) == expected
+    assert [type(v) for v in encode(record).values()] == [type(v) for v in expected.values()]
+    try:
+        line = _plain_json(expected)
+    except (UnicodeEncodeError, TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            encode_line(record)
+        return
+    assert encode_line(record) == line
+
+
+@pytest.mark.parametrize("odd", [1e-07, math.nan, 2**64, ("a", 1e-07), ["b", ["c"]]])
+def test_an_odd_value_in_any_field_or_in_meta_is_written_as_json_writes_it(odd: object) -> None:
+    typed = {"source": "a.md", "ordinal": 1, "title": "A", "content": "x", "kind": "markdown",
+             "hash": "h", "doc_hash": "d", "provenance": Provenance("u", "c", "r"), "lang": "md",
+             "doc_title": "A", "section": ("A",), "anchor": "a", "symbol": "s", "start_line": 1,
+             "end_line": 2, "url": "u", "repo_path": "a.md", "dirty": True, "redactions": 1,
+             "syntax_error": True, "meta": ()}  # fmt: skip
+    fields = [name for name in typed if name not in ("provenance", "content", "meta")]
+    places = [{name: odd} for name in fields] + [{"meta": (("n", odd),)}]
+    for place in places:
+        record = new_record(**{**typed, **place})
+        expected = codec._values(record, codec._GETTERS)
+        assert encode(record) == expected
+        assert encode_line(record) == _plain_json(expected), place
+
+
+@given(st.text(st.characters(max_codepoint=0x7F) | st.sampled_from("\x00\x1b\x7f\x85é")))
+def test_the_control_share_of_ascii_text_is_the_one_the_regex_counts(text: str) -> None:
+    expected = len(_CONTROL.findall(text)) / len(text) if text else 0.0
+    assert _control_share(text) == expected

@@ -18,6 +18,9 @@ _FRAGMENTS = st.sampled_from([
     "login", "sshpass ", "authorization", "Authorization: Bearer ", "=", ":", ":=", " ", "\t",
     "\n", "\r\n", "\v", "\x1c", "\f", '"', "'", "`", "#", "x", "_", "9", "hunter2",
     "s3cr3t-Value", "export DB_PASSWORD=", "token: ", '{"password": "', "://u:p@h", "é",
+    # Where RE2 and Python's re differ (\\w, \\s and case folding beyond ASCII): Python's re
+    # reads such a line, RE2 the text's other lines.
+    "ï", "İ", "ſ", "\u212a", "Σ", "\u00a0", "\u2028", "\x85", "--naïve-", "://ü",
 ])  # fmt: skip
 _ASCII_TEXT = st.lists(_FRAGMENTS, max_size=40).map("".join).filter(str.isascii)
 
@@ -48,3 +51,19 @@ def test_findings_are_those_of_pythons_re_alone(text):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(scan, "fast_trigger", lambda trigger: None)  # every trigger by re
         assert find_secrets(text) == with_re2
+
+
+def test_a_trigger_on_a_non_ascii_line_is_read_by_pythons_re_and_the_ascii_lines_by_re2():
+    text = (
+        "Réglages\n"
+        "--naïve-password hunter2\n"  # \\w takes ï in Python's re, not in RE2
+        "mysql --db-password s3cr3t-Value\n"
+        "see https://ü:p4ss@host and https://u:pw@host\n"
+        "--tail-token abc123\n"
+    )
+    with_re2 = find_secrets(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scan, "fast_trigger", lambda trigger: None)
+        assert find_secrets(text) == with_re2
+    found = [text[f.start : f.end] for f in with_re2 if not f.placeholder]
+    assert found == ["hunter2", "s3cr3t-Value", "p4ss", "pw", "abc123"]

@@ -6,7 +6,8 @@ That gives exactly what searching `text.lower()` with Python's re gives, without
 or a Python scan: an ASCII needle or trigger match is ASCII, in the lower-cased text only where
 the text holds ASCII letters of either case (or the Kelvin sign, which lower-cases to `k`: a
 text holding one is searched lower-cased). Where RE2 and Python's re read a trigger differently
-(`\\w`, `[^...]` on non-ASCII text), Python's re searches the lower-cased text, as before.
+(`\\w`, `[^...]` on non-ASCII text), RE2 still reads the text's ASCII lines (a trigger sees
+no further than its line), and Python's re the lower-cased text of the others.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import string
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
+from operator import attrgetter
 from typing import Any
 
 import re2
@@ -71,14 +73,15 @@ class FastTrigger:
 
     regex: Any  # re2's compiled regex
     # Exact on any text (only ASCII literals and classes: a match is ASCII); else on ASCII
-    # text only, and Python's re searches the lower-cased text of any other.
+    # lines only, and Python's re searches the lower-cased text of any other line.
     any_text: bool
 
 
 # RE2 reads \s, \d and \b otherwise than Python's re (whose ASCII \s takes \v and \x1c-\x1f)
 # and has no look-around; \w is [0-9A-Za-z_] in both on ASCII. A negated class's \s is spelled
-# out; a trigger with anything else of these stays with Python's re.
-_RE2_UNSAFE = re.compile(r"\\[sSdDbB]|\(\?[<=!]")
+# out; a trigger with anything else of these stays with Python's re, and so does one with an
+# anchor: every other trigger matches alike in a line alone and in the whole text.
+_RE2_UNSAFE = re.compile(r"\\[sSdDbBAZ]|\(\?[<=!]|\$|(?<!\[)\^")
 _NOT_SPACE = "[^ \\t\\n\\r\\x0b\\x0c\\x1c-\\x1f"  # Python's ASCII \s, inside [^...]
 _NON_ASCII_SENSITIVE = re.compile(r"\[\^|\\[wWsSdDbB]|\.|\(\?[^:]")
 
@@ -114,6 +117,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_NON_ASCII_BYTE = re2.compile(b"[\\x80-\\xff]", _LATIN1)
+
+
 @dataclass(frozen=True)
 class Line:
     start: int  # characters, end at the line's `\n` (or the text's end)
@@ -128,6 +134,9 @@ class Line:
         )
 
 
+_START = attrgetter("start")
+
+
 class Scan:
     """One text under scan, with what several patterns share computed once: which needles
     occur, and the lines each trigger points at."""
@@ -137,6 +146,7 @@ class Scan:
         data = _encoded(text)
         self.is_ascii = len(data) == len(text)
         self.found = NEEDLES.present(data)
+        self._data = data
         self._bytes = data  # where triggers are searched, ASCII letters in any case
         if not self.is_ascii and _KELVIN in text:
             self._bytes = _encoded(self.folded)
@@ -184,12 +194,20 @@ class Scan:
 
     def _lines_hit(self, pattern: TokenPattern) -> list[Line]:
         fast = fast_trigger(pattern.trigger_source)
-        if fast is None or not (fast.any_text or self.is_ascii):
-            # RE2 reads it otherwise than re (`\w`, `[^...]` on non-ASCII text) or not at all.
+        if fast is None or (self._bytes is not self._data and not fast.any_text):
+            # RE2 reads it otherwise than re, or reads a text lower-cased for its Kelvin sign.
             return list(self._lines_hit_by_re(pattern.trigger))
-        return self._lines_hit_by_re2(fast)
+        if fast.any_text or self.is_ascii:
+            return self._lines_hit_by_re2(fast)
+        # `\w`, `[^...]`: RE2 reads the ASCII lines, Python's re the others (a few, mostly).
+        by_re = [
+            Line(a, b) for a, b, folded in self._non_ascii_lines if pattern.trigger.search(folded)
+        ]
+        if not by_re:
+            return self._lines_hit_by_re2(fast, ascii_only=True)
+        return sorted([*self._lines_hit_by_re2(fast, ascii_only=True), *by_re], key=_START)
 
-    def _lines_hit_by_re2(self, fast: FastTrigger) -> list[Line]:
+    def _lines_hit_by_re2(self, fast: FastTrigger, *, ascii_only: bool = False) -> list[Line]:
         data = self._bytes
         lines: list[Line] = []
         pos = 0
@@ -197,9 +215,31 @@ class Scan:
             start = data.rfind(b"\n", 0, hit.start()) + 1
             end = data.find(b"\n", hit.end())
             end = len(data) if end < 0 else end
-            lines.append(Line(self._chars(start), self._chars(end), start, end))
+            if not ascii_only or data[start:end].isascii():
+                lines.append(Line(self._chars(start), self._chars(end), start, end))
             pos = end  # the rest of this line is taken; no hit spans a line break
         return lines
+
+    @cached_property
+    def _non_ascii_lines(self) -> list[tuple[int, int, str]]:
+        """(start, end, lower-cased text) of each line holding a non-ASCII character: what
+        `folded` holds there (a line break ends the context of a final sigma's lower case, so
+        each line lower-cases alone as it does in the text)."""
+        data, text = self._bytes, self.text
+        spans: list[tuple[int, int]] = []
+        pos = 0
+        while (hit := _NON_ASCII_BYTE.search(data, pos)) is not None:
+            start = data.rfind(b"\n", 0, hit.start()) + 1
+            end = data.find(b"\n", hit.end())
+            end = len(data) if end < 0 else end
+            spans.append((self._chars(start), self._chars(end)))
+            pos = end
+        lines = [text[a:b] for a, b in spans]
+        folded = [line.lower() for line in lines]
+        # No character lower-cases to nothing: the text keeps its length when every line does.
+        if any(len(low) != len(line) for low, line in zip(folded, lines, strict=True)):
+            folded = [line.translate(_ASCII_LOWER) for line in lines]
+        return [(a, b, low) for (a, b), low in zip(spans, folded, strict=True)]
 
     def _lines_hit_by_re(self, trigger: re.Pattern[str]) -> Iterator[Line]:
         text = self.text
