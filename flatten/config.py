@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
-from flatten.options import MAX_CHARS, MIN_CHARS
 
 CONFIG_NAME = "docs-flatten.yaml"
 SECTIONS = ("citations", "embeddings", "flatten", "redaction", "sources")
@@ -34,6 +33,9 @@ MAX_DEPTH = 32
 MAX_VALUES = 100_000
 # The largest size a size setting or flag takes (--max-file-size, --max-page-size): 1 TiB.
 MAX_SIZE = 1 << 40
+# --max-chars (and the config's max-chars): past 16 MiB no slice's line could be loaded
+# (index.loader.MAX_LINE_BYTES), so a larger budget is a typo.
+MIN_CHARS, MAX_CHARS = 200, 16 << 20
 SHOWN_CHARS = 200  # a bad value is echoed in its error cut to this
 
 _SHOWN = reprlib.Repr()
@@ -101,17 +103,31 @@ def _size(value: Any) -> str | None:
     return None if ok else "a size (1MiB, 512k or a number of bytes) up to 1TiB"
 
 
-def _limit(value: Any) -> str | None:
-    """Read as --max-delete is (`index.snapshot.parse_limit`), now rather than when the source
-    is loaded, after its flatten or crawl."""
-    from index.snapshot import parse_limit
+_LIMIT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*")
 
+
+def removal_limit(text: str | int) -> tuple[str, bool]:
+    """--max-delete's value (`25` documents or `25%` of the corpus) as its number and whether it
+    is a percentage; `UsageError` otherwise. Read here, where the config is checked, and by the
+    index's snapshot (`index.snapshot.parse_limit`)."""
+    match = _LIMIT.fullmatch(str(text))
+    if not match or (not match.group(2) and "." in match.group(1)):
+        raise UsageError(
+            f"--max-delete takes a number of documents or a percentage (10, 25%), not {text!r}",
+            reason="bad-max-delete",
+        )
+    return match.group(1), bool(match.group(2))
+
+
+def _limit(value: Any) -> str | None:
+    """Read as --max-delete is, now rather than when the source is loaded, after its flatten or
+    crawl."""
     ok = (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or isinstance(
         value, str
     )
     if ok:
         try:
-            parse_limit(value)
+            removal_limit(value)
         except UsageError:
             ok = False
     return None if ok else "a number of documents or a percentage (25%)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from flatten.config import MAX_CHARS, MIN_CHARS
 from flatten.errors import UsageError
 from slicers.base import DEFAULT_MAX_CHARS
 
@@ -14,9 +15,6 @@ if TYPE_CHECKING:
 
 KINDS = ("docs", "code", "auto")
 DEFAULT_MAX_FILE_SIZE = 1 << 20  # 1 MiB
-# --max-chars (and the config's max-chars): past 16 MiB no slice's line could be loaded
-# (index.loader.MAX_LINE_BYTES), so a larger budget is a typo.
-MIN_CHARS, MAX_CHARS = 200, 16 << 20
 
 
 def _default_rules() -> RedactionRules:

@@ -291,7 +291,7 @@ _TEXT_FIELDS = frozenset(
 _INT_FIELDS = frozenset(f.key for f in FIELDS if f.type is int and not f.derived)
 _KNOWN = frozenset({f.key for f in FIELDS} | set(ID_KEYS) | set(CONTENT_KEYS) | set(META_KEYS)
                    | set(_ALIASES))  # fmt: skip
-_ID = re.compile(r"^(.*)#(\d{1,19})$")
+_ID = re.compile(r"(.*)#(\d{1,19})", re.DOTALL)  # fullmatch: a source may hold a line break
 
 
 def place(source: str, start_line: int | None, end_line: int | None, line_unit: str | None) -> str:
@@ -324,7 +324,7 @@ def source_bytes(source: str) -> bytes:
 def split_id(value: str) -> tuple[str, int] | None:
     """`<source>#<ordinal>` as (source, ordinal), or None when it is not one (an ordinal past
     `INT_MAX` is not one either)."""
-    match = _ID.match(value)
+    match = _ID.fullmatch(value)
     if match is None or int(match.group(2)) > INT_MAX:
         return None
     return match.group(1), int(match.group(2))

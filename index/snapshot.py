@@ -8,10 +8,10 @@ more; `--max-delete N` or `--max-delete PCT%` sets the limit instead. Past it, n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from flatten.errors import FlattenError, UsageError
+from flatten.config import removal_limit
+from flatten.errors import FlattenError
 
 DEFAULT_FLOOR = 10  # removing this many is always allowed
 DEFAULT_SHARE = 50.0  # percent of the corpus's documents
@@ -54,19 +54,13 @@ class RemovalLimit:
 
 
 DEFAULT_LIMIT = RemovalLimit()
-_LIMIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$")
 
 
 def parse_limit(text: str | int | None) -> RemovalLimit:
     """`25` (documents) or `25%` (of the corpus); None: the default limit."""
     if text is None:
         return DEFAULT_LIMIT
-    match = _LIMIT.match(str(text))
-    if not match or (not match.group(2) and "." in match.group(1)):
-        raise UsageError(
-            f"--max-delete takes a number of documents or a percentage (10, 25%), not {text!r}",
-            reason="bad-max-delete",
-        )
-    if match.group(2):
-        return RemovalLimit(percent=float(match.group(1)), text=f"{match.group(1)}%")
-    return RemovalLimit(count=int(match.group(1)), text=match.group(1))
+    number, percent = removal_limit(text)
+    if percent:
+        return RemovalLimit(percent=float(number), text=f"{number}%")
+    return RemovalLimit(count=int(number), text=number)

@@ -327,3 +327,10 @@ def test_a_corpus_filter_does_not_run_the_match_once_per_chunk(store_dir):
         fts = [row[3] for row in plan if "VIRTUAL TABLE" in row[3]]
     # `INDEX 0:=M...` would mean a rowid lookup per corpus chunk, each running the MATCH.
     assert fts and all("=" not in step.split("INDEX", 1)[1] for step in fts), fts
+
+
+def test_a_slice_token_whose_source_holds_a_line_break_splits_whole():
+    from flatten.record import split_id
+
+    assert split_id("docs/new\nline.md#3") == ("docs/new\nline.md", 3)
+    assert split_id("a.md#3\n") is None  # a line break after the ordinal is not an ordinal
