@@ -62,11 +62,13 @@ def _repo(value: str) -> str:
 def _folder(value: str) -> str:
     """A folder in a checkout with an origin remote: that repository, whichever folder of it
     and wherever it is checked out (its folder's name alone would make every project's `docs/`
-    one source); any other folder: its absolute path."""
-    from flatten.sources.gitcmd import git_available, run_git
+    one source); any other folder: its absolute path. A folder with no `.git` at or above it
+    costs no git process."""
+    from flatten.sources.gitcmd import run_git
+    from flatten.sources.local import git_may_know
 
     path = _absolute(value)
-    if not Path(path).is_dir() or not git_available():
+    if not Path(path).is_dir() or not git_may_know(path):
         return f"root {path}"
     origin = run_git(["-C", path, "remote", "get-url", "origin"], timeout=30)
     url = origin.stdout.decode("utf-8", "surrogateescape").strip()

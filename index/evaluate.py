@@ -9,7 +9,6 @@ are over any ranked units.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from flatten.errors import UsageError
+from flatten.record import Malformed, parse_line
 
 
 @dataclass(frozen=True)
@@ -45,17 +45,25 @@ def _lines(path: Path, reason: str) -> Iterator[tuple[int, str]]:
 
 
 def read_queries(path: Path) -> list[Query]:
+    """The queries of a JSONL file (`search --queries`, `eval`), each line read as `index` reads
+    a JSONL line: a line that is no JSON object, holds a lone surrogate escape (`"\\ud83d"`,
+    valid JSON but no text: every answer that echoes it failed to print), lacks an id or a query,
+    or repeats an id (`1` and `"1"` alike: output and judgments key queries by id) is a usage
+    error naming its line."""
     queries = []
+    first_line: dict[str, int] = {}  # query id -> the line that gave it
     for number, line in _lines(path, "bad-queries"):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            qid = obj.get("id", obj.get("_id"))
-            text = obj.get("query", obj.get("text"))
-            expect = obj.get("expect", [])
-        except (ValueError, RecursionError, AttributeError) as exc:
-            raise UsageError(f"{path}:{number}: not a JSON object", reason="bad-queries") from exc
+            obj = parse_line(line.rstrip("\r\n").encode("utf-8"))
+        except Malformed as exc:
+            raise UsageError(f"{path}:{number}: {exc}", reason="bad-queries") from None
+        if not isinstance(obj, dict):
+            raise UsageError(f"{path}:{number}: not a JSON object", reason="bad-queries")
+        qid = obj.get("id", obj.get("_id"))
+        text = obj.get("query", obj.get("text"))
+        expect = obj.get("expect", [])
         if qid is None or not isinstance(text, str):
             raise UsageError(
                 f"{path}:{number}: needs an id and a query (or text)", reason="bad-queries"
@@ -63,7 +71,15 @@ def read_queries(path: Path) -> list[Query]:
         if not isinstance(expect, list) or not all(isinstance(e, str) and e for e in expect):
             raise UsageError(f"{path}:{number}: expect must be a list of paths",
                              reason="bad-queries")  # fmt: skip
-        queries.append(Query(str(qid), text, tuple(expect)))
+        query = Query(str(qid), text, tuple(expect))
+        if query.id in first_line:
+            from flatten.config import shown
+
+            raise UsageError(f"{path}:{number}: query id {shown(query.id)} is the id of line "
+                             f"{first_line[query.id]} too (each query needs its own)",
+                             reason="bad-queries")  # fmt: skip
+        first_line[query.id] = number
+        queries.append(query)
     return queries
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import traceback
@@ -101,6 +102,38 @@ def make_repo(tmp_path: Path):
         return Repo(path)
 
     return make
+
+
+_GIT_SPY = """#!/bin/sh
+echo "$*" >> "{log}"
+exec "{git}" "$@"
+"""
+
+
+@dataclass
+class GitSpy:
+    """A `git` first on `env`'s PATH that logs each call's arguments, then runs the real git."""
+
+    env: dict[str, str]
+    log: Path
+
+    def calls(self) -> list[str]:
+        """The argument lines of the calls since the last `clear`."""
+        return self.log.read_text().splitlines()
+
+    def clear(self) -> None:
+        self.log.write_text("")
+
+
+@pytest.fixture
+def git_spy(tmp_path: Path) -> GitSpy:
+    spy = tmp_path / "git-spy"
+    spy.mkdir()
+    log = tmp_path / "git-spy.log"
+    log.write_text("")
+    (spy / "git").write_text(_GIT_SPY.format(log=log, git=shutil.which("git")))
+    (spy / "git").chmod(0o755)
+    return GitSpy({"PATH": f"{spy}{os.pathsep}{os.environ['PATH']}"}, log)
 
 
 @dataclass

@@ -210,6 +210,28 @@ def test_two_projects_docs_folders_are_two_sources(make_repo, tmp_path):
     assert corpus_sources(str(store), "c")[1] == ["gamma.md"]
 
 
+def test_a_folder_outside_any_checkout_is_named_without_git(make_repo, tmp_path, git_spy):
+    """`ingest --root` and `index DIR` of a plain folder start no git process (naming its source
+    asked git for an origin remote in any folder); in a checkout, git names its origin."""
+    write(tmp_path / "plain", HANDBOOK)
+    store = tmp_path / "store"
+    for args in (["ingest", "--root", tmp_path / "plain"], ["index", tmp_path / "plain"]):
+        git_spy.clear()
+        done = run_cli(*args, "--corpus", "docs", "--store", store, env=git_spy.env)
+        assert done.code == 0, done.stderr
+        assert git_spy.calls() == []
+    assert corpus_sources(str(store), "docs")[0] == f"root {(tmp_path / 'plain').resolve()}"
+    origin = make_repo("handbook")
+    origin.commit(HANDBOOK)
+    git(tmp_path, "clone", "-q", origin.url, "checkout")
+    git_spy.clear()
+    done = run_cli("ingest", "--root", tmp_path / "checkout", "--corpus", "hb", "--store", store,
+                   env=git_spy.env)  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert any(" get-url origin" in call for call in git_spy.calls())
+    assert corpus_sources(str(store), "hb")[0] == f"repo {origin.path.resolve()}"
+
+
 def test_a_repository_reindexed_by_another_spelling_is_the_same_source(make_repo, tmp_path):
     repo = make_repo("handbook")
     repo.commit(HANDBOOK)

@@ -100,6 +100,43 @@ def test_config_is_checked_with_the_setting_named():
     assert prefixed.document_text(SliceText("body", "Intro")) == "title: Intro | text: body"
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "named"),
+    [("timeout", math.nan, "embeddings.timeout: expected a finite number of seconds, not nan"),
+     ("timeout", math.inf, "embeddings.timeout: expected a finite number of seconds, not inf"),
+     ("timeout", -math.inf, "embeddings.timeout: expected a finite number"),
+     ("timeout", -5, "embeddings.timeout: expected seconds, at least 0.1, not -5"),
+     ("timeout", 0, "embeddings.timeout: expected seconds, at least 0.1, not 0"),
+     ("timeout", True, "embeddings.timeout: expected seconds, at least 0.1, not True"),
+     ("timeout", "30", "embeddings.timeout: expected seconds, at least 0.1, not '30'"),
+     ("max_retry_after", math.nan, "embeddings.max_retry_after: expected a finite number"),
+     ("max_retry_after", -1.0, "embeddings.max_retry_after: expected seconds, at least 0"),
+     ("retries", math.nan, "embeddings.retries: expected a whole number from 0, not nan"),
+     ("retries", -1, "embeddings.retries: expected a whole number from 0, not -1"),
+     ("batch_size", True, "embeddings.batch_size: expected a whole number from 1, not True"),
+     ("batch_size", 0, "embeddings.batch_size: expected a whole number from 1, not 0")],
+)  # fmt: skip
+def test_a_number_setting_out_of_bounds_is_refused_naming_it(setting, value, named):
+    """`timeout: .nan` passed (nan compares false with any bound) and the client waited on it;
+    the numbers are held to the bounds the config's other seconds and counts take."""
+    with pytest.raises(ConfigError) as err:
+        EmbeddingConfig.from_config({"base_url": "http://x", "model": "m", setting: value})
+    assert str(err.value) == named or str(err.value).startswith(named), str(err.value)
+    assert err.value.reason == "bad-config"
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "-1"])
+def test_a_timeout_yaml_cannot_hold_is_refused_by_config_and_index(tmp_path, value):
+    (tmp_path / "docs-flatten.yaml").write_text(
+        f"embeddings:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n  timeout: {value}\n"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nalpha\n")
+    for args in (["config"], ["index", "docs", "--store", "store"]):
+        assert_clean_failure(run_cli(*args, cwd=tmp_path), 2, "embeddings.timeout: expected")
+    assert not (tmp_path / "store").exists()
+
+
 def test_doctor_reports_dimension_normalisation_latency_and_prefixes(server):
     report = doctor(EmbeddingConfig(base_url=server, model="google/embeddinggemma-300m"))
     assert report.reachable and report.dimension == 64 and report.normalized

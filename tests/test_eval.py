@@ -186,3 +186,48 @@ def test_an_expected_path_matches_its_markdown_file_and_its_crawled_url(segments
 def test_metrics_over_any_units_with_first_relevant_rank():
     report = evaluate([Query("q", "x")], {"q": {"b": 1.0}}, lambda text, depth: ["a", "b"], k=1)
     assert report.per_query[0].first_relevant == 2 and report.hit_k == 0.0 and report.mrr == 0.5
+
+
+# --- the queries file: each line one query, by an id of its own ------------------------------
+
+
+def _refused_both_ways(store, queries, *words):
+    """`eval` and `search --queries` refuse the file before any output (a JSON error object on
+    stdout under --json), naming `words`."""
+    for args in (["eval"], ["eval", "--json"], ["search"], ["search", "--json"]):
+        result = run_cli(*args, "--queries", queries, "--store", store, real=True)
+        assert_clean_failure(result, 2, *words)
+        if "--json" in args:
+            error = json.loads(result.stdout)["error"]
+            assert error["reason"] == "bad-queries" and all(w in error["message"] for w in words)
+        else:
+            assert result.stdout == ""
+
+
+def test_a_query_id_used_twice_is_refused_naming_both_lines(tmp_path):
+    """The first line's judgments applied to both (the second query scored against answers to
+    another question); `1` and `"1"` are one id, as the output writes it."""
+    store = store_of(tmp_path)
+    queries = jsonl(tmp_path / "q.jsonl", [
+        {"id": "q1", "query": "rollout", "expect": ["faq"]},
+        {"id": 1, "query": "password", "expect": ["faq"]},
+        {"id": "q1", "query": "canary", "expect": ["faq"]},
+        {"id": "1", "query": "eks", "expect": ["faq"]},
+    ])  # fmt: skip
+    _refused_both_ways(store, queries, "q.jsonl:3", "'q1'", "line 1")
+    queries.write_text("\n".join(queries.read_text().splitlines()[1:]) + "\n")
+    _refused_both_ways(store, queries, "q.jsonl:3", "'1'", "line 1")
+
+
+def test_a_lone_surrogate_escape_in_a_queries_file_is_refused_naming_its_line(tmp_path):
+    """`"\\ud83d"` (what a JavaScript tool writes after cutting a string mid-emoji) is valid JSON
+    but no text: the lines before it were printed, then a traceback; refused as `index` refuses
+    such a line."""
+    store = store_of(tmp_path)
+    lines = ['{"id": "a", "query": "rollout", "expect": ["faq"]}',
+             '{"id": "b", "query": "pool \\ud83d", "expect": ["faq"]}']  # fmt: skip
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(lines) + "\n")
+    _refused_both_ways(store, queries, "q.jsonl:2", "lone surrogate", "'\\ud83d'")
+    queries.write_text('{"id": "\\udc00x", "query": "rollout", "expect": ["faq"]}\n')
+    _refused_both_ways(store, queries, "q.jsonl:1", "lone surrogate")

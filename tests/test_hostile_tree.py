@@ -3,6 +3,7 @@ and the run's own output inside the root. Real files, real git repositories, the
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pathspec
@@ -257,6 +259,96 @@ def test_gitignore_that_is_a_symlink_is_not_followed(tmp_path, outside):
     report = RunReport()
     assert [r.source for r in flatten_root(root, report=report)] == ["a.md", "passwd.md"]
     assert reasons(report)[".gitignore"] == "gitignore-symlink"
+
+
+def _descend(root: Path, visit) -> int:
+    """Down a chain of directories named `d` by descriptors (its paths are too long to name),
+    calling `visit(dir_fd, level)` at each; the descriptor of the deepest one is returned."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    level = 0
+    while True:
+        visit(fd, level)
+        try:
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except FileNotFoundError:
+            return fd
+        os.close(fd)
+        fd, level = below, level + 1
+
+
+def _make_file(name: str, dir_fd: int) -> None:
+    os.close(os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=dir_fd))
+
+
+def _remove_chain(root: Path) -> None:
+    """rmtree recurses once a level (past Python's limit here): empty the chain bottom up."""
+
+    def empty(fd: int, level: int) -> None:
+        for name in os.listdir(fd):
+            if name != "d":
+                os.unlink(name, dir_fd=fd)
+
+    fd = _descend(root, empty)
+    while True:
+        up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = up
+        try:
+            os.rmdir("d", dir_fd=fd)
+        except FileNotFoundError:
+            break
+        if os.path.samestat(os.fstat(fd), os.stat(root)):
+            break
+    os.close(fd)
+
+
+def test_a_tree_deeper_than_a_path_can_name_is_walked_with_a_few_calls_a_directory(
+    tmp_path, monkeypatch
+):
+    """A chain of directories deeper than PATH_MAX: every file above the level whose path is
+    too long is found, that level is reported unreadable, and the walk asks the file system a
+    bounded number of times per directory (it opened every directory from the root down, for
+    a .gitignore each, and resolved every file's directory from the root: quadratic)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    levels = os.pathconf(root, "PC_PATH_MAX") // 2 + 8  # "d/" per level: past PATH_MAX
+    (root / ".gitignore").write_text("*.log\n")
+
+    def build(fd: int, level: int) -> None:
+        _make_file("f.md", fd)
+        if level == 5:
+            _make_file("x.log", fd)
+        if level < levels:
+            os.mkdir("d", dir_fd=fd)
+
+    os.close(_descend(root, build))
+    try:
+        calls = Counter()
+        for name in ("open", "lstat", "stat", "scandir"):
+            real = getattr(os, name)
+
+            def counted(*args, _real=real, _name=name, **kwargs):
+                calls[_name] += 1
+                if calls.total() > 4 * levels:  # the quadratic walk made millions: stop early
+                    raise AssertionError(f"over {4 * levels} file-system calls: {calls}")
+                return _real(*args, **kwargs)
+
+            monkeypatch.setattr(os, name, counted)
+        method, entries = list_tree(root)
+    finally:
+        monkeypatch.undo()
+        _remove_chain(root)
+    assert method == "walk"
+    skipped = [(e.path, e.reason, e.detail) for e in entries if not isinstance(e, Candidate)]
+    assert len(skipped) == 2
+    gitignored, (deepest, why, detail) = sorted(skipped, key=lambda s: s[1])
+    assert gitignored == ("d/" * 5 + "x.log", "gitignored", "")
+    assert why == "unreadable" and detail == os.strerror(errno.ENAMETOOLONG)
+    reached = deepest.count("d/")
+    assert 0 < reached < levels
+    found = [e.rel_path for e in entries if isinstance(e, Candidate)]
+    assert found == sorted([".gitignore"] + ["d/" * i + "f.md" for i in range(reached)])
+    assert sum(calls.values()) <= 4 * reached, calls
 
 
 _globs = st.text(alphabet="ab*?/![]!.", min_size=1, max_size=8)

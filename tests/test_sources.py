@@ -249,38 +249,27 @@ def test_folders_git_has_no_work_tree_for_carry_no_commit(make_repo, tmp_path):
         "readme.md": (None, None, None, False)}  # fmt: skip
 
 
-GIT_SPY = """#!/bin/sh
-echo "$*" >> "{log}"
-exec "{git}" "$@"
-"""
-
-
-def test_git_processes_a_root_run_starts(make_repo, tmp_path):
+def test_git_processes_a_root_run_starts(make_repo, tmp_path, git_spy):
     """Four git processes in a work tree (listing, prefix, status, origin), all started at once;
     none in a folder outside any repository, where each used to fail."""
-    spy = tmp_path / "bin"
-    spy.mkdir()
-    log = tmp_path / "git.log"
-    (spy / "git").write_text(GIT_SPY.format(log=log, git=shutil.which("git")))
-    (spy / "git").chmod(0o755)
-    env = {"PATH": f"{spy}{os.pathsep}{os.environ['PATH']}"}
+    env = git_spy.env
     repo = make_repo()
     repo.commit({"docs/a.md": "# A\n"})
     write(tmp_path / "plain", {"a.md": "# A\n"})
 
     def asked(root: Path) -> list[str]:
-        log.write_text("")
+        git_spy.clear()
         result = run_cli("flatten", "--root", root, "-q", env=env)
         assert result.code == 0, result.stderr
-        return sorted(line.split()[2] for line in log.read_text().splitlines())
+        return sorted(line.split()[2] for line in git_spy.calls())
 
     assert asked(repo.path / "docs") == ["ls-files", "remote", "rev-parse", "status"]
     assert asked(tmp_path / "plain") == []
     # GIT_DIR points git at a repository that no `.git` above the folder names: git is asked.
-    log.write_text("")
+    git_spy.clear()
     result = run_cli("flatten", "--root", tmp_path / "plain", "-q",
                      env={**env, "GIT_DIR": str(repo.path / ".git")})  # fmt: skip
-    assert result.code == 0 and log.read_text()
+    assert result.code == 0 and git_spy.calls()
 
 
 def test_a_repository_git_will_not_trust_is_walked_without_provenance(make_repo):

@@ -279,6 +279,9 @@ class _LinkedDirs:
     git lists what its index holds: a tracked `d/passwd` stays listed after `d` becomes a link
     to /etc. Such a file is skipped here; `open_beneath` refuses it too, should the link appear
     after this check.
+
+    A directory is linked when its parent is, or it is a link itself: one lstat per directory.
+    (realpath took one per component of the path, for every directory: quadratic in depth.)
     """
 
     def __init__(self, root_real: str) -> None:
@@ -286,10 +289,21 @@ class _LinkedDirs:
         self._cache: dict[str, bool] = {"": False}
 
     def __call__(self, rel_dir: str) -> bool:
-        if rel_dir not in self._cache:
-            expected = os.path.join(self.root_real, rel_dir)
-            self._cache[rel_dir] = os.path.realpath(expected) != expected
-        return self._cache[rel_dir]
+        unknown = []  # rel_dir and its ancestors not yet asked, deepest first
+        while rel_dir not in self._cache:
+            unknown.append(rel_dir)
+            rel_dir = posixpath.dirname(rel_dir)
+        linked = self._cache[rel_dir]
+        for rel in reversed(unknown):
+            linked = linked or self._is_link(rel)
+            self._cache[rel] = linked
+        return linked
+
+    def _is_link(self, rel_dir: str) -> bool:
+        try:
+            return stat.S_ISLNK(os.lstat(os.path.join(self.root_real, rel_dir)).st_mode)
+        except OSError:
+            return False  # gone, or its path is too long to name: realpath kept it as it was
 
 
 def _entry(root_real: str, rel: str, linked: _LinkedDirs) -> Candidate | Skip:
@@ -382,12 +396,15 @@ def _walk(root_real: str) -> Iterator[Candidate | Skip]:
         abs_dir = os.path.join(root_real, rel_dir) if rel_dir else root_real
         base = rel_dir + "/" if rel_dir else ""
         rules.pop_until(rel_dir)
-        rules.push(base)
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
             yield Skip(base or "./", "unreadable", exc.strerror or str(exc), directory=True)
             continue
+        # A .gitignore is read (below the root, a directory at a time) only where the listing
+        # shows one: asking every directory for one cost as many opens as it is deep.
+        if any(entry.name == ".gitignore" for entry in entries):
+            rules.push(base)
         subdirs = []
         for entry in entries:
             rel = base + entry.name

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from flatten.config import _seconds, _whole, shown
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
@@ -48,6 +49,13 @@ class IdentityMismatch(EmbeddingError):
     exit_code = 2
     stored: Any = None  # the store's identity (index.vectors.storage.Identity)
     wanted: Any = None  # the identity this run would embed with
+
+
+# The number settings and their bounds, as docs-flatten.yaml's other seconds and counts are
+# checked (flatten.config): YAML's .nan passed `timeout <= 0` (nan compares false with any
+# bound) and became the client's timeout; a request waits at least 0.1 s, as a crawl's does.
+_NUMBERS = {"timeout": _seconds(0.1), "max_retry_after": _seconds(0), "batch_size": _whole(1),
+            "retries": _whole(0)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,10 +90,12 @@ class EmbeddingConfig:
             config = cls(**data)
         except TypeError as exc:
             raise ConfigError(f"embeddings: {exc}", reason="bad-config") from exc
-        if not isinstance(config.batch_size, int) or config.batch_size < 1:
-            raise ConfigError("embeddings.batch_size: a whole number >= 1", reason="bad-config")
-        if not isinstance(config.timeout, int | float) or config.timeout <= 0:
-            raise ConfigError("embeddings.timeout: seconds > 0", reason="bad-config")
+        for name, check in _NUMBERS.items():
+            value = getattr(config, name)
+            problem = check(value)
+            if problem:
+                raise ConfigError(f"embeddings.{name}: expected {problem}, not {shown(value)}",
+                                  reason="bad-config")  # fmt: skip
         if config.document_template is not None:
             if config.document_prefix:
                 raise ConfigError("embeddings: set document_template or document_prefix, not "
