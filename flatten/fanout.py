@@ -16,6 +16,11 @@ it ends: an error, Ctrl-C, SIGTERM, or a consumer that stops early. A worker kil
 for a consumer that stopped is never seen: the folder goes with both. Each worker leads its own
 process group, so its `git` children are ended with it rather than left writing into a folder
 that is being removed.
+
+A run killed outright (SIGKILL) cleans up nothing: its workers end with it
+(`flatten.parallel`), but their `git` children run on until done (their output goes to pipes of
+the ended worker, not the caller's), and the run's folder stays in the system's temporary
+folder.
 """
 
 from __future__ import annotations

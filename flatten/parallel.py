@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -57,12 +58,54 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
-def _worker_signals() -> None:
+def _enter_worker(parent: int | None) -> None:
+    """What a worker process does first: take the signals a worker should, die with `parent`
+    (the pid of the process it was forked from; None where that is not known here, a
+    forkserver's child), and let go of the caller's stdin and stdout."""
     # Ctrl-C is the parent's to handle: it stops the pool and cleans up once. SIGTERM must kill
     # a worker outright, as Pool.terminate() expects; the parent's own handler (which turns
     # SIGTERM into a clean-up) is inherited by fork and would leave a worker blocked on a lock.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+    _release_stdio()
+
+
+# prctl(2): the signal the kernel sends this process when the thread that forked it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """On Linux, have the kernel SIGKILL this worker when its parent ends, however it ends: a
+    parent that is SIGKILLed (the OOM killer, `kill -9`, a CI timeout) runs no clean-up, and
+    its workers would live on under PID 1, holding the pipes the caller waits on. Elsewhere
+    (or should prctl fail) a worker ends when it finds its pipe to the parent closed, after
+    the chunk in hand."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0))  # fmt: skip
+        except (ImportError, OSError, AttributeError):  # no ctypes, no libc, no prctl
+            pass
+    # A parent that died between the fork and the prctl call sends no signal: it is gone.
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
+def _release_stdio() -> None:
+    """Point fd 0 and fd 1 at /dev/null: a worker sends its results through a pipe to the
+    parent and reads nothing, so it must not hold the caller's stdout open (a reader of
+    `flatten | index -`, `$(...)`, a CI log waits for every holder to close it). fd 2 stays:
+    a worker that fails outside its task (or a library in it) has only stderr to say why."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        if fd != null:
+            os.dup2(null, fd)
+    if null > 1:
+        os.close(null)
 
 
 def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
@@ -114,7 +157,11 @@ def ordered_chunks(
         return
     import multiprocessing
 
-    pool = multiprocessing.get_context(_start_method()).Pool(workers, initializer=_worker_signals)
+    method = _start_method()
+    # A forkserver's child is the forkserver's, not this process's (it ends when we do).
+    parent = None if method == "forkserver" else os.getpid()
+    pool = multiprocessing.get_context(method).Pool(workers, initializer=_enter_worker,
+                                                    initargs=(parent,))  # fmt: skip
     with _running(pool):
         pending = deque(pool.apply_async(fn, (c,)) for c in islice(chunks, window))
         while pending:
@@ -192,9 +239,10 @@ def _forked_map(
     results_in, results_out = ctx.Pipe(duplex=False)
     _widen(results_in)
     take, give = ctx.Lock(), ctx.Lock()
+    ends = (tasks_out, results_in)  # the parent's: a worker closes its copies
     processes = [
         ctx.Process(target=_serve, args=(fn, items, bounds, tasks_in, take, results_out,
-                                         give), daemon=True)
+                                         give, os.getpid(), ends), daemon=True)
         for _ in range(workers)
     ]  # fmt: skip
     for process in processes:
@@ -277,14 +325,24 @@ def _serve(
     take: Lock,
     results: Connection,
     give: Lock,
+    parent: int,
+    parents_ends: tuple[Connection, ...],
 ) -> None:
-    """A worker: run `fn` over each chunk it is sent, until it is sent None."""
+    """A worker: run `fn` over each chunk it is sent, until it is sent None, or until the
+    parent is gone. Its copies of the parent's ends are closed first, so the parent's are the
+    only ones: once it ends, however it ends, a worker waiting for a task reads an EOF and one
+    sending a result a broken pipe (where no signal ends it first, see `_die_with_parent`)."""
     from multiprocessing.reduction import ForkingPickler
 
-    _worker_signals()
+    _enter_worker(parent)
+    for theirs in parents_ends:
+        theirs.close()
     while True:
-        with take:
-            index = tasks.recv()
+        try:
+            with take:
+                index = tasks.recv()
+        except EOFError:  # the parent is gone
+            return
         if index is None:
             return
         try:
@@ -293,7 +351,10 @@ def _serve(
         except Exception as exc:  # the parent raises it
             message = ForkingPickler.dumps((index, False, _portable(exc)))
         with give:
-            results.send_bytes(message)
+            try:
+                results.send_bytes(message)
+            except BrokenPipeError:  # the parent is gone
+                return
 
 
 def _portable(exc: Exception) -> Exception:
@@ -316,7 +377,9 @@ def worker_pool(workers: int) -> Iterator[Pool]:
     from multiprocessing.pool import ThreadPool
 
     if _start_method() == "fork":
-        pool: Pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
+        pool: Pool = multiprocessing.get_context("fork").Pool(
+            workers, initializer=_enter_worker, initargs=(os.getpid(),)
+        )
     else:
         pool = ThreadPool(workers)
     with _running(pool):

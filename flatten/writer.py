@@ -10,6 +10,12 @@ What a named output (`-o`, `--report`) may be, and what happens to it:
 - a symbolic link: refused, neither replaced nor followed (a link in a shared folder must not
   redirect, or lose, what the run writes);
 - a directory, a block device or a socket: refused.
+
+A temporary file is named `.<target name>.docs-flatten-<pid>-<random>.tmp` and locked (flock)
+by its writer while it is open. A process killed outright (SIGKILL: the OOM killer, `kill -9`, a
+CI timeout) runs no clean-up and leaves it behind: the next run writing into that folder removes
+it only when all of these say its writer is gone (`remove_stale_temporaries`): no process holds
+its lock, its pid runs no more, and nobody has written to it for `STALE_SECONDS`.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ import contextlib
 import errno
 import json
 import os
+import re
 import signal
 import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
@@ -37,6 +45,8 @@ __all__ = [
     "Sink",
     "dumps",
     "json_document",
+    "remove_stale_temporaries",
+    "temporary_writer",
     "write_failed",
     "write_json",
     "write_jsonl",
@@ -119,6 +129,97 @@ def _lstat_mode(path: str) -> int | None:
         ) from error
 
 
+# The pid of a temporary file's writer, in its name. The random part is mkstemp's.
+_TEMPORARY = re.compile(r"\..+\.docs-flatten-(\d+)-[a-z0-9_]{8}\.tmp", re.DOTALL)
+# One name in a folder: at most 255 bytes on the file systems Linux and macOS use.
+_NAME_MAX = 255
+# A temporary file nobody has written to for this long may be removed once its lock is free
+# and its pid runs no more (the same bound as the vector sidecar's).
+STALE_SECONDS = 15 * 60
+
+
+def temporary_writer(name: str) -> int | None:
+    """The pid of the process that wrote `name` when it names one of this tool's temporary
+    output files (in any folder, for any target), else None. A walk of a tree skips these:
+    they are a run's bytes in flight, or a killed run's leftovers, never a file of the tree."""
+    match = _TEMPORARY.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def _temporary_prefix(target: str, pid: int) -> str:
+    """`.<target>.docs-flatten-<pid>-`, the target cut short where the whole name would be
+    longer than a folder allows."""
+    mark = f".docs-flatten-{pid}-"
+    room = _NAME_MAX - len(os.fsencode(mark)) - len("xxxxxxxx.tmp") - 1
+    while len(os.fsencode(target)) > room:
+        target = target[:-1]
+    return f".{target}{mark}"
+
+
+def remove_stale_temporaries(directory: str, now: float | None = None) -> list[str]:
+    """Remove the temporary files that killed writers left in `directory`; return their paths.
+    A file is removed only when no process holds its lock (a live writer, or a worker it
+    forked, does), its writer's pid runs no more here, and nobody has written to it for
+    `STALE_SECONDS`: the lock or the pid alone can mislead (a file system that ignores locks,
+    a pid of another machine or container sharing the folder, a reused pid), and a writer that
+    is slow or stopped keeps its file fresh or its pid alive. Another user's files, links and
+    anything else are left alone; so is an older version's `.<target>.<random>.tmp`, which
+    says nothing of its writer."""
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    try:
+        entries = [e for e in os.scandir(directory) if temporary_writer(e.name) is not None]
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = temporary_writer(entry.name)
+        if pid is None or _running(pid):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:  # gone already, a link, or not ours to read
+            continue
+        try:
+            info = os.fstat(fd)
+            old = stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_SECONDS
+            if old and _lock(fd):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:  # removed by another run meanwhile, or a folder that allows no removal
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
+
+
+def _lock(fd: int) -> bool:
+    """An exclusive flock on `fd`, if no process holds one: held by the open file, so by every
+    process that inherited it (forked workers), and released by the kernel when the last of
+    them ends, however it ends. True when taken, or where locks are not to be had (no fcntl,
+    a file system without them): the other checks then decide."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 class OutputFile:
     """`with OutputFile(path) as sink:` writes bytes to `path` as the module docstring says:
     a regular file only if the block succeeds, a FIFO or character device as they come."""
@@ -143,15 +244,16 @@ class OutputFile:
                 f"cannot write {self.path}: directory {directory} does not exist",
                 reason="output-dir-missing",
             )
+        remove_stale_temporaries(directory)
+        prefix = _temporary_prefix(os.path.basename(self.path), os.getpid())
         try:
             # Ctrl-C or SIGTERM between creating the temporary file and returning from here
             # would skip __exit__ and leave the file behind: signals wait until it is recorded,
             # and one that arrives as they are let through cleans up here.
             with _signals_deferred():
-                fd, self._tmp = tempfile.mkstemp(
-                    dir=directory, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp"
-                )
+                fd, self._tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
                 self._file = os.fdopen(fd, "wb")
+                _lock(fd)
         except OSError as exc:
             raise OutputError(
                 f"cannot write {self.path}: {exc.strerror}", reason="output-unwritable"

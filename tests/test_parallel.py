@@ -24,6 +24,7 @@ from flatten.parallel import (
     ordered_map,
 )
 from tests.conftest import PROJECT
+from tests.processes import still_running
 
 # Items enough for worker processes, a chunk size and a window: any run's shape.
 _any_run = given(
@@ -109,6 +110,63 @@ def test_a_worker_that_ends_when_the_chunks_run_out_is_not_a_lost_worker():
     items = list(range(400))
     assert list(ordered_map(_slow_last, items, workers=2, chunk_size=4)) == items
     assert not _children()
+
+
+_PARENT_KILLED = textwrap.dedent(
+    """
+    import multiprocessing, os, signal, sys, time
+    from flatten import parallel
+
+    def slow(x):
+        time.sleep(0.002)
+        return x
+
+    def killed_after_one(results):
+        next(results)
+        print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if sys.argv[1] == "pipes only":  # as where prctl is not to be had
+        parallel._die_with_parent = lambda parent: None
+    if sys.argv[2] == "pool":
+        with parallel.worker_pool(2) as pool:
+            killed_after_one(pool.imap(slow, range(100000)))
+    else:
+        killed_after_one(parallel.ordered_map(slow, list(range(100000)), workers=2, chunk_size=40))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("how", "where"), [("kernel", "chunks"), ("pipes only", "chunks"), ("kernel", "pool")]
+)
+def test_workers_end_with_a_parent_killed_outright(how, where):
+    # capture_output waits for EOF on stdout and stderr: a worker that outlived the parent
+    # holding either was the hang (TimeoutExpired here).
+    try:
+        done = subprocess.run([sys.executable, "-c", _PARENT_KILLED, how, where], cwd=PROJECT,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    except subprocess.TimeoutExpired as hung:
+        _end_survivors(_pids(hung.stdout))
+        raise
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    workers = _pids(done.stdout)
+    assert len(workers) == 2 and "Traceback" not in done.stderr
+    assert _end_survivors(workers) == []
+
+
+def _pids(printed: str | bytes | None) -> list[int]:
+    text = printed.decode() if isinstance(printed, bytes) else printed or ""
+    return [int(pid) for pid in text.split()]
+
+
+def _end_survivors(pids: list[int]) -> list[int]:
+    """Those of `pids` still running after a generous wait, SIGKILLed then (not left to the
+    rest of the suite)."""
+    survivors = still_running(dict.fromkeys(pids))
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    return survivors
 
 
 _ONE_PROCESS = textwrap.dedent(
