@@ -133,7 +133,7 @@ def _limit(value: Any) -> str | None:
     return None if ok else "a number of documents or a percentage (25%)"
 
 
-def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
+def whole_number(low: int, high: int | None = None) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
         ok = ok and (high is None or value <= high)
@@ -142,7 +142,7 @@ def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
     return check
 
 
-def _seconds(low: float) -> Callable[[Any], str | None]:
+def seconds_at_least(low: float) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf and .nan, refused as the flags refuse them: a crawl would wait for
@@ -160,16 +160,17 @@ def _flag(value: Any) -> str | None:
 
 # The settings `flatten:` takes, and what each must be.
 FLATTEN_KEYS: dict[str, Callable[[Any], str | None]] = {
-    "kind": _kind, "include": _globs, "exclude": _globs, "max_chars": _whole(MIN_CHARS, MAX_CHARS),
-    "max_file_size": _size,
+    "kind": _kind, "include": _globs, "exclude": _globs,
+    "max_chars": whole_number(MIN_CHARS, MAX_CHARS), "max_file_size": _size,
 }  # fmt: skip
 # A source entry: one of repo, root, url; its corpus; the flatten settings and its own.
 SOURCE_KINDS = ("repo", "root", "url")
 SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
     "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
-    "scope": _text, "max_pages": _whole(1), "max_depth": _whole(0),
-    "concurrency": _whole(1, 32), "delay": _seconds(0), "timeout": _seconds(0.1),
+    "scope": _text, "max_pages": whole_number(1), "max_depth": whole_number(0),
+    "concurrency": whole_number(1, 32), "delay": seconds_at_least(0),
+    "timeout": seconds_at_least(0.1),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
 }  # fmt: skip
 # A citations rule (index.citations reads it and compiles its pattern; its keys and their

@@ -31,6 +31,7 @@ from flatten.errors import SourceError
 from flatten.record import Provenance
 from flatten.sources.base import Candidate, Skip, escape_name
 from flatten.sources.gitcmd import git_available, run_git, run_git_all, strip_credentials
+from flatten.writer import temporary_writer
 
 if TYPE_CHECKING:
     import pathspec
@@ -91,8 +92,9 @@ def list_tree(
 
 
 def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
-    """Whether a real path is one of `outputs` ("output"), a writer's temporary file of one of
-    them ("temporary"), or neither (None)."""
+    """Whether a real path is one of `outputs` ("output"), a writer's temporary file (of one of
+    them, or this tool's name for one, `flatten.writer.temporary_writer`: "temporary"), or
+    neither (None)."""
     targets = set()
     for output in outputs:
         path = os.path.abspath(output)
@@ -101,6 +103,8 @@ def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
 
     def is_output(real_path: str) -> str | None:
         directory, name = os.path.split(real_path)
+        if temporary_writer(name) is not None:  # any run's, or one a killed run left behind
+            return "temporary"
         for out_dir, out_name in targets:
             if directory != out_dir:
                 continue

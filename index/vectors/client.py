@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flatten.config import _seconds, _whole, shown
+from flatten.config import seconds_at_least, shown, whole_number
 from flatten.errors import FlattenError
 from flatten.retry import retry_after_seconds
 from index.errors import ConfigError
@@ -54,8 +54,8 @@ class IdentityMismatch(EmbeddingError):
 # The number settings and their bounds, as docs-flatten.yaml's other seconds and counts are
 # checked (flatten.config): YAML's .nan passed `timeout <= 0` (nan compares false with any
 # bound) and became the client's timeout; a request waits at least 0.1 s, as a crawl's does.
-_NUMBERS = {"timeout": _seconds(0.1), "max_retry_after": _seconds(0), "batch_size": _whole(1),
-            "retries": _whole(0)}  # fmt: skip
+_NUMBERS = {"timeout": seconds_at_least(0.1), "max_retry_after": seconds_at_least(0),
+            "batch_size": whole_number(1), "retries": whole_number(0)}  # fmt: skip
 
 
 @dataclass(frozen=True)
