@@ -133,3 +133,16 @@ def test_a_writers_temporary_file_names_it_and_this_tool(tmp_path):
         assert (tmp_path / target).read_bytes() == b"{}\n" and temporaries(tmp_path) == []
     assert temporary_writer(".out.jsonl.k3j4h5ab.tmp") is None
     assert temporary_writer("out.jsonl.docs-flatten-12-k3j4h5ab.tmp") is None
+
+
+def test_a_leftover_temporary_of_another_output_is_not_read_as_input(tmp_path):
+    # A run killed outright left `.old.jsonl.docs-flatten-<pid>-<random>.tmp` in the tree; a
+    # later run writing elsewhere must not flatten those bytes as a file of the tree.
+    from flatten import FlattenOptions, flatten_root
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.md").write_text("# A\n\nkept\n")
+    (tree / ".old.jsonl.docs-flatten-99999-abcd1234.tmp").write_text('{"id": "x#1"}\n')
+    sources = {r.source for r in flatten_root(tree, FlattenOptions(kind="auto"))}
+    assert sources == {"a.md"}
