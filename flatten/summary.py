@@ -39,6 +39,7 @@ class LoadLike(Protocol):
     malformed: list[tuple[str, int, str]]
     seconds: float
     partial: str | None
+    compacted: Any  # index.store.Compaction | None: bytes_before, bytes_after
 
 
 class VectorsLike(Protocol):
@@ -93,6 +94,15 @@ class Load:
     malformed: int = 0
     lines: int = 0
     malformed_lines: list[MalformedLine] = field(default_factory=list)
+    # The store compacted after the load (FTS5 optimize, VACUUM): it had freed a quarter of
+    # its pages or more (index.store.SPARSE_SHARE); null when it was not.
+    compacted: Compacted | None = None
+
+
+@dataclass
+class Compacted:
+    bytes_before: int
+    bytes_after: int
 
 
 @dataclass
@@ -215,6 +225,9 @@ class Summary:
         self.load = Load(load.added, load.updated, load.unchanged, load.removed,
                          len(load.malformed), load.lines,
                          [MalformedLine(f, n, r) for f, n, r in load.malformed])  # fmt: skip
+        done = load.compacted
+        if done is not None:
+            self.load.compacted = Compacted(done.bytes_before, done.bytes_after)
         self.chunks = Chunks(total=chunks_total, written=load.chunks)
         self.timings.load = load.seconds
         if load.partial and self.partial is None:

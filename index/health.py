@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from flatten.errors import FlattenError
 from index.errors import StoreError
-from index.store import DB_NAME, STORE_ENV, Store, store_dir, store_target
+from index.store import DB_NAME, STORE_ENV, Store, store_dir, store_target, upgrade_hint
 
 if TYPE_CHECKING:
     from index.postgres.store import PostgresStore
@@ -300,6 +300,7 @@ def _check_sqlite(health: StoreHealth, store: Store) -> None:
         health.add("store", FAILED, DAMAGED,
                    f"SQLite's quick_check: {'; '.join(problems[:3])}")  # fmt: skip
         return
+    _sparse(health, store)
     info = _counts(health, store)
     (indexed,) = db.execute("SELECT count(*) FROM chunks_fts").fetchone()
     health.text = TextHealth("FTS5", [], int(indexed))
@@ -311,6 +312,19 @@ def _check_sqlite(health: StoreHealth, store: Store) -> None:
     _vectors(health, info, db, "matrix")
     if health.vectors is not None and health.vectors.vectors:
         health.vectors.sidecar = _sidecar_state(store)
+
+
+def _sparse(health: StoreHealth, store: Store) -> None:
+    """A store whose free pages are a quarter of it or more (`index.store.SPARSE_SHARE`): a
+    version before compaction left it so after a load that removed most of a corpus. Any load
+    or drop compacts it now, a reload of unchanged input too (nothing else is written)."""
+    if not store.sparse():
+        return
+    free, pages = store.free_pages()
+    hint = upgrade_hint(store.location, "compacts it (a reload of the same input too)")
+    health.add("store", WARNING, "store-sparse",
+               f"{free:,} of its {pages:,} pages ({free / pages:.0%}) are free space that deleted "
+               f"rows left; {hint}")  # fmt: skip
 
 
 def _fts_integrity(health: StoreHealth, store: Store) -> None:

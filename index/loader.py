@@ -57,7 +57,7 @@ from flatten.record import (
 from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
-from index.store import Store, new_ids
+from index.store import Compaction, Store, compact_if_sparse, new_ids
 from index.text import identifier_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
@@ -111,6 +111,7 @@ class LoadReport:
     malformed: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, reason)
     seconds: float = 0.0
     partial: str | None = None  # why the input said it was not a whole snapshot, if it did
+    compacted: Compaction | None = None  # the store compacted after the load (Store.compact)
 
     def summary(self) -> str:
         head = (
@@ -121,6 +122,8 @@ class LoadReport:
         )
         if self.partial:
             head += f"\n  partial input ({self.partial}): nothing removed"
+        if self.compacted:
+            head += f"\n  {self.compacted.summary()}"
         shown = [f"  {f}:{n}: {r}" for f, n, r in self.malformed[:10]]
         more = len(self.malformed) - len(shown)
         return "\n".join([head, *shown] + ([f"  ... and {more} more"] if more > 0 else []))
@@ -245,6 +248,7 @@ def load_files(
                 load.finish(partial or report.partial is not None, max_delete)
             finally:
                 load.writer.close()  # before the transaction ends, however it ends
+    report.compacted = compact_if_sparse(store)  # committed: a snapshot may have freed most
     report.seconds = time.perf_counter() - started
     return report
 

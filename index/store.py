@@ -20,7 +20,9 @@ import shlex
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flatten import __version__
 from flatten.userinfo import strip_credentials
@@ -31,6 +33,12 @@ from index.schema import latest, migrate, missing, newer, read_as_if_current
 STORE_ENV = "DOCS_FLATTEN_STORE"
 DEFAULT_STORE = ".docs-flatten"
 DB_NAME = "index.sqlite"
+# A store whose free pages (SQLite's freelist, what deleted rows leave) are at least this share
+# of its pages is compacted after the write that freed them. VACUUM rewrites every live page to
+# win back the free ones: past a quarter the file shrinks by at least that much for a rewrite of
+# at most three times as much; below it, free pages are not waste but room (SQLite fills them
+# before it grows the file), and the next load uses them.
+SPARSE_SHARE = 0.25
 
 
 def store_dir(store: str | os.PathLike[str] | None = None) -> Path:
@@ -59,10 +67,11 @@ def build_hint(directory: str | os.PathLike[str] | None = None) -> str:
             f"or load JSONL with `docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
-def upgrade_hint(directory: str | os.PathLike[str] | None = None) -> str:
-    """What upgrades an older store at `directory`: any load (the commands as for a build)."""
+def upgrade_hint(directory: str | os.PathLike[str] | None = None, does: str = "upgrades it") -> str:
+    """What upgrades an older store at `directory`: any load (the commands as for a build);
+    `does`: what else any load does to it (`compacts it`)."""
     flag = store_flag(directory)
-    return (f"any load upgrades it, e.g. `docs-flatten ingest --root DIR{flag}` or "
+    return (f"any load {does}, e.g. `docs-flatten ingest --root DIR{flag}` or "
             f"`docs-flatten index FILE.jsonl --corpus NAME{flag}`")  # fmt: skip
 
 
@@ -81,6 +90,24 @@ def new_ids(db: sqlite3.Connection, table: str) -> Iterator[int]:
         return reserved_ids(db, table)
     start = db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0]
     return itertools.count(start)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What compacting a store did: its size before and after, in bytes (pages x page size,
+    what the file holds once SQLite has checkpointed its write-ahead log)."""
+
+    bytes_before: int
+    bytes_after: int
+
+    def summary(self) -> str:
+        """The line a load's or a drop's summary adds."""
+        return (f"compacted: {_mib(self.bytes_before)} -> {_mib(self.bytes_after)} "
+                "(FTS5 optimize, VACUUM)")  # fmt: skip
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.1f} MiB"
 
 
 class Store:
@@ -200,6 +227,57 @@ class Store:
             self._rollback()
             raise
 
+    def free_pages(self) -> tuple[int, int]:
+        """(free pages, pages) of the database: what deleted rows left unused, of the whole."""
+        free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
+        return free, self.db.execute("PRAGMA page_count").fetchone()[0]
+
+    def sparse(self) -> bool:
+        """Whether free pages are `SPARSE_SHARE` of the store or more (see `compact`)."""
+        free, pages = self.free_pages()
+        return pages > 0 and free >= SPARSE_SHARE * pages
+
+    def compact(self) -> Compaction | None:
+        """After a write that freed much of the store (a snapshot that removed most of a
+        corpus, a drop): when `sparse`, FTS5's 'optimize' merges each text index into one
+        segment (a deleted row stays in a segment as a tombstone until then), then VACUUM
+        rewrites the file without its free pages. None when the store is not sparse.
+
+        Run after the write's transaction has committed (VACUUM cannot run inside one), as the
+        one writer: 'optimize' takes the write lock as any write does (a second writer waits
+        as it waits for a load), and VACUUM is itself one write transaction. Readers are never
+        blocked and never see a half-compacted store: in WAL mode VACUUM's pages go through the
+        log like any commit, and a reader keeps the snapshot it began with. VACUUM is atomic:
+        a crash or a kill in the middle leaves the store as the write left it. A stop (SIGTERM,
+        Ctrl-C) does not cut it short: SQLite finishes it, then the stop is raised."""
+        if self.readonly or not self.sparse():
+            return None
+        before = self._bytes()
+        try:
+            with self.write() as db:
+                for (table,) in db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5(%' ORDER BY name"
+                ).fetchall():
+                    db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+            self.db.execute("VACUUM")
+            # The file shrinks when the log is copied back; a reader still on an older snapshot
+            # holds that off until a later checkpoint (PASSIVE: never waits for readers).
+            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except (StoreError, sqlite3.DatabaseError) as exc:
+            raise StoreError(
+                f"compacting the index at {self.location} failed ({exc}); what was written "
+                "before is committed, the store is as that write left it",
+                reason="compact-failed",
+                hint="free some space (VACUUM needs about the store's size again), then run "
+                f"`docs-flatten doctor{store_flag(self.location)}` to check it",
+            ) from exc
+        return Compaction(before, self._bytes())
+
+    def _bytes(self) -> int:
+        page_size = self.db.execute("PRAGMA page_size").fetchone()[0]
+        return self.free_pages()[1] * page_size
+
     def _rollback(self) -> None:
         # SQLite may have rolled back already (a full disk does); the WAL keeps the old
         # index either way, so a failed ROLLBACK changes nothing.
@@ -215,6 +293,13 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def compact_if_sparse(store: Any) -> Compaction | None:
+    """`Store.compact` after a load or a drop has committed. A PostgreSQL store has none:
+    autovacuum gives its dead rows' space back to the tables on its own."""
+    compact = getattr(store, "compact", None)
+    return compact() if compact is not None else None
 
 
 # What SQLite reports when the file, its folder or the disk fails us (not a bug of ours).

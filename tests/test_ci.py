@@ -33,7 +33,8 @@ from tests.conftest import (
 # The summary's shape, schema 1: every key always present; a part that did not run is null.
 # (type, or a dict for a nested object, or None for "any"); `| None` marks a nullable part.
 COUNTS = {"added": int, "updated": int, "unchanged": int, "removed": int, "malformed": int,
-          "lines": int, "malformedLines": list}  # fmt: skip
+          "lines": int, "malformedLines": list,
+          "compacted": ({"bytesBefore": int, "bytesAfter": int}, None)}  # fmt: skip
 SHAPE: dict[str, Any] = {
     "schema": int, "command": str, "ok": bool, "corpus": (str, None), "source": (str, None),
     "sourceExpanded": (dict, None), "repoUrl": (str, None), "ref": (str, None),

@@ -409,3 +409,5 @@ def drop_command(
         summary.add_load(report, 0)
         if not as_json and not quiet:
             say(f"{corpus}: dropped ({report.removed:,} documents removed)")
+            if report.compacted:
+                say(f"  {report.compacted.summary()}")
