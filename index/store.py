@@ -269,8 +269,8 @@ class Store:
                 f"compacting the index at {self.location} failed ({exc}); what was written "
                 "before is committed, the store is as that write left it",
                 reason="compact-failed",
-                hint="free some space (VACUUM needs about the store's size again), then run "
-                f"`docs-flatten doctor{store_flag(self.location)}` to check it",
+                hint="free some space (VACUUM needs room for a copy of what remains); then "
+                + upgrade_hint(self.location, "compacts it (a reload of the same input too)"),
             ) from exc
         return Compaction(before, self._bytes())
 

@@ -215,7 +215,7 @@ def test_a_stop_during_compaction_leaves_the_loaded_store_whole(tmp_path, signum
         assert "interrupted" in stderr and "Traceback" not in stderr
     # The load is committed and the store whole, compacted or not; any later load compacts it.
     health = json.loads(run_cli("doctor", "--store", store, "--json").stdout)["store"]
-    assert health["documents"] == KEPT
+    assert health["documents"] == KEPT, (health, stderr)
     assert {f["level"] for f in health["findings"]} <= {"warning"}
     assert {f["reason"] for f in health["findings"]} <= {"store-sparse"}
     assert _answers(store) == _answers_fresh(tmp_path, few)

@@ -174,3 +174,59 @@ def scifact(work: Path, shared: Path) -> dict[str, object] | None:
             ]
 
         return evaluate(queries, judgments, rank, 10).to_dict()
+
+
+@dataclass
+class CompactionMeasurement:
+    slices: int  # before the snapshot
+    kept: int  # slices the snapshot keeps
+    bytes_before: int
+    bytes_after: int
+    seconds: float  # FTS5 optimize + VACUUM + checkpoint, wall clock
+    cpu_seconds: float  # the same, CPU (user + system): what compares on a shared machine
+    load_seconds: float  # the whole snapshot load, compaction included
+
+
+def measure_compaction(work: Path, count: int, keep: float = 0.05) -> CompactionMeasurement:
+    """A store of `count` slices, then a snapshot that keeps `keep` of them (the first ones,
+    whole documents): how much compaction wins back and what it costs."""
+    from index.loader import load_files
+    from index.snapshot import parse_limit
+    from index.store import Store
+
+    data, snapshot = work / f"slices-{count}.jsonl", work / f"slices-{count}-kept.jsonl"
+    kept = int(count * keep) // 10 * 10  # whole documents (10 slices each)
+    write_slices(data, count)
+    write_slices(snapshot, kept)  # the same seed: the first `kept` slices of `data`
+    store_dir = work / f"store-compact-{count}"
+    if store_dir.exists():
+        for child in store_dir.iterdir():
+            child.unlink()
+    timed: dict[str, float] = {}
+    compact = Store.compact
+
+    def timed_compact(store: Store):  # type: ignore[no-untyped-def]
+        started, cpu = time.perf_counter(), time.process_time()
+        try:
+            return compact(store)
+        finally:
+            timed["seconds"] = time.perf_counter() - started
+            timed["cpu"] = time.process_time() - cpu
+
+    with Store.open(store_dir) as store:
+        load_files(store, [data], "bench")
+        Store.compact = timed_compact  # type: ignore[method-assign]
+        try:
+            report = load_files(store, [snapshot], "bench", max_delete=parse_limit("100%"))
+        finally:
+            Store.compact = compact  # type: ignore[method-assign]
+    assert report.compacted is not None, "the snapshot did not free a quarter of the store"
+    return CompactionMeasurement(
+        count,
+        kept,
+        report.compacted.bytes_before,
+        report.compacted.bytes_after,
+        round(timed["seconds"], 2),
+        round(timed["cpu"], 2),
+        round(report.seconds, 2),
+    )
