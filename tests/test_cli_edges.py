@@ -344,3 +344,82 @@ def test_index_of_stdin_redirected_from_a_device_is_refused_unread(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: stdin is a character device")
     assert not (tmp_path / "s").exists()
+
+
+# --- hostile input: bytes that are not UTF-8 in a command line ---------------------------------
+
+# `$'\xff'` from a shell reaches Python as the surrogate escape '\udcff' (as sys.argv holds it);
+# subprocess writes it back as the byte 0xff.
+FF = "\udcff"
+
+
+@pytest.fixture(scope="module")
+def byte_named(tmp_path_factory):
+    """A store (in a folder whose name is not UTF-8) of a tree holding a file whose name is not
+    UTF-8: paths on disk may be any bytes, and work."""
+    top = tmp_path_factory.mktemp("bytes")
+    root = top / "tree"
+    root.mkdir()
+    (root / f"b{FF}.md").write_text("# Bee\n\nbytes in its name\n")
+    (root / "a.md").write_text("# Pool\n\npool timeout words\n")
+    store = top / f"store{FF}"
+    loaded = run_cli("ingest", "--root", root, "--corpus", "c", "--store", store, real=True)
+    assert loaded.code == 0, loaded.stderr
+    return top, root, store
+
+
+NOT_UTF8 = [
+    (["match", f"{FF}"], "WORDS"), (["match", "pool", "--corpus", f"c{FF}"], "--corpus"),
+    (["match", "pool", "--path", f"{FF}"], "--path"), (["words", f"^pool{FF}"], "REGEX"),
+    (["get", f"a{FF}.md"], "source"), (["show", f"a{FF}.md#1"], "token"),
+    (["toc", f"a{FF}"], "prefix"), (["card", "--corpus", f"c{FF}"], "--corpus"),
+    (["sources", "--corpus", f"c{FF}"], "--corpus"), (["search", f"pool{FF}"], "query"),
+    (["search", "pool", "--corpus", f"c{FF}"], "--corpus"),
+    (["search", "pool", "--path", f"{FF}"], "--path"),
+    (["index", "DOCS", "--corpus", f"c{FF}"], "--corpus"),
+    (["ingest", "--root", "DOCS", "--corpus", f"c{FF}"], "--corpus"),
+    (["drop", "--corpus", f"c{FF}"], "--corpus"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize(("args", "named"), NOT_UTF8, ids=lambda v: " ".join(v).encode(
+    "utf-8", "backslashreplace").decode() if isinstance(v, list) else v)  # fmt: skip
+def test_text_that_is_not_utf8_is_a_usage_error_naming_its_flag(byte_named, args, named,
+                                                                 as_json):  # fmt: skip
+    # Was a UnicodeEncodeError traceback from sqlite (exit 1), and no JSON under --json.
+    top, _, store = byte_named
+    args = [str(DOCS) if arg == "DOCS" else arg for arg in args]
+    result = run_cli(*args, "--store", store, *(["--json"] if as_json else []), real=True)
+    assert_clean_failure(result, 2, f"'{named}'", "'", "not-utf8")
+    assert "\\x" + "ff" in result.stderr  # the byte as the user reads it
+    if as_json:
+        error = _json_error(result)
+        assert error["reason"] == "bad-parameter"
+        assert f"'{named}'" in error["message"] and "not-utf8" in error["message"]
+    assert sorted(p.name for p in top.iterdir()) == [f"store{FF}", "tree"]
+
+
+@pytest.mark.parametrize("args", [["--include", f"{FF}*"], ["--url", f"http://x{FF}/"],
+                                  ["--header", f"A:{FF}"]])  # fmt: skip
+def test_flatten_refuses_text_that_is_not_utf8_on_its_fast_path_too(tmp_path, args):
+    result = run_cli("flatten", "--root", DOCS, *args, "-o", tmp_path / "out.jsonl", real=True)
+    assert_clean_failure(result, 2, f"'{args[0]}'", "not-utf8")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_paths_on_disk_may_be_any_bytes_and_a_name_is_fetched_as_shown(byte_named, make_repo):
+    top, root, store = byte_named
+    # The refusal shows the name as the index spells it: that spelling fetches the file.
+    got = run_cli("get", "b\\xff.md", "--store", store, real=True)
+    assert got.code == 0, got.stderr
+    assert "bytes in its name" in got.stdout
+    out = top / f"out{FF}.jsonl"
+    flattened = run_cli("flatten", "--root", root, "-o", out, "-q", real=True)  # the fast path
+    assert flattened.code == 0, flattened.stderr
+    assert "b\\\\xff.md" in out.read_text()
+    repo = make_repo(f"repo{FF}")
+    repo.commit({f"sub{FF}/c.md": "# Sea\n\nin a folder named in bytes\n"})
+    cloned = run_cli("flatten", "--repo", repo.path, "--subdir", f"sub{FF}", "-q", real=True)
+    assert cloned.code == 0, cloned.stderr
+    assert [r["source"] for r in cloned.records()] == ["sub\\xff/c.md"]
