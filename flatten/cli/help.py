@@ -73,6 +73,8 @@ def _refuse_empty_paths(ctx: Any, params: list[Any], args: list[str]) -> None:
 def _refuse_undecodable(ctx: Any, params: list[Any]) -> None:
     """`BadParameter` for a text value holding bytes that are not UTF-8 (`$'\\xff'`, a name
     pasted from a Latin-1 terminal), except where a file on disk is meant (`ON_DISK`)."""
+    if ctx.resilient_parsing:  # shell completion: nothing runs
+        return
     for param in params:
         if param.name in ON_DISK or _names_a_path(param):
             continue
