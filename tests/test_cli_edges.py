@@ -423,3 +423,40 @@ def test_paths_on_disk_may_be_any_bytes_and_a_name_is_fetched_as_shown(byte_name
     cloned = run_cli("flatten", "--repo", repo.path, "--subdir", f"sub{FF}", "-q", real=True)
     assert cloned.code == 0, cloned.stderr
     assert [r["source"] for r in cloned.records()] == ["sub\\xff/c.md"]
+
+
+# --- data on stdout, diagnostics on stderr: the load summaries ---------------------------------
+
+
+@pytest.fixture
+def embeddings_server():
+    from tests.embedserver import EmbeddingServer
+    from tests.sites import serve
+
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base:
+        yield base + "/v1"
+    EmbeddingServer.reset()
+
+
+def test_the_load_summaries_of_index_ingest_and_drop_go_to_stderr(tmp_path, embeddings_server):
+    # They went to stdout: `x=$(docs-flatten index ...)` captured them (README: "A summary goes
+    # to stderr at the end of every run").
+    store, embed = tmp_path / "s", ["--base-url", embeddings_server, "--model", "m"]
+    ingested = run_cli("ingest", "--root", DOCS, "--corpus", "c", "--store", store, *embed)
+    assert ingested.code == 0, ingested.stderr
+    assert ingested.stdout == ""
+    assert "c: " in ingested.stderr and " added, " in ingested.stderr
+    assert "vectors (m, dim 64): " in ingested.stderr
+    records = tmp_path / "r.jsonl"
+    assert run_cli("flatten", "--root", DOCS, "-o", records, "-q").code == 0
+    indexed = run_cli("index", records, "--corpus", "d", "--store", store, "--no-embed")
+    assert indexed.code == 0 and indexed.stdout == ""
+    assert indexed.stderr.startswith("d: ") and " added, " in indexed.stderr
+    dropped = run_cli("drop", "--corpus", "d", "--store", store)
+    assert dropped.code == 0 and dropped.stdout == ""
+    assert dropped.stderr.startswith("d: dropped (")
+    # --json: the summary is the command's data, on stdout, and alone there.
+    again = run_cli("index", records, "--corpus", "d", "--store", store, "--no-embed", "--json")
+    assert again.code == 0 and json.loads(again.stdout)["load"]["added"] > 0
+    assert " added, " not in again.stderr

@@ -105,7 +105,7 @@ def load_into(
 
     def loaded(report: LoadReport) -> None:
         if talk:
-            say(report.summary())
+            say(report.summary(), err=True)
         if options.embedding is not None:
             stack.enter_context(progress)  # the bar shows while embedding, not while loading
 
@@ -148,7 +148,7 @@ def load_into(
         raise
     add_ingest(summary, report)
     if talk and report.vectors is not None:
-        say(report.vectors.summary())
+        say(report.vectors.summary(), err=True)
 
 
 def ingest_options(
