@@ -460,3 +460,41 @@ def test_the_load_summaries_of_index_ingest_and_drop_go_to_stderr(tmp_path, embe
     again = run_cli("index", records, "--corpus", "d", "--store", store, "--no-embed", "--json")
     assert again.code == 0 and json.loads(again.stdout)["load"]["added"] > 0
     assert " added, " not in again.stderr
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_while_embedding_says_the_text_load_stays_and_the_next_run_resumes(
+    tmp_path, embeddings_server, signum, code
+):
+    # It said "interrupted: nothing was written" though the text load was committed.
+    from tests.embedserver import EmbeddingServer
+
+    store, embed = tmp_path / "s", ["--base-url", embeddings_server, "--model", "m"]
+    EmbeddingServer.delay = 120  # the server hangs: the load is committed, the embedding waits
+    proc = subprocess.Popen([sys.executable, "-m", "flatten", "index", str(DOCS), "--corpus",
+                             "c", "--store", str(store), *embed],
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not EmbeddingServer.requests:  # asked for vectors: the text load is done
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the embedding never began"
+            time.sleep(0.01)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr and "nothing was written" not in stderr
+    assert stderr.rstrip().endswith(
+        "interrupted: c: text index loaded; embeddings incomplete, the next run resumes them"
+    ), stderr
+    stats = json.loads(run_cli("stats", "--store", store, "--json").stdout)
+    assert stats["documents"] > 0, stats
+    EmbeddingServer.reset()  # answers at once now
+    again = run_cli("index", DOCS, "--corpus", "c", "--store", store, *embed, "--json")
+    assert again.code == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["load"]["added"] == 0 and summary["vectors"]["embedded"] > 0, summary
+    assert summary["vectors"]["pending"] == 0, summary

@@ -102,8 +102,10 @@ def load_into(
     if summary.partial and not options.partial:  # not a snapshot: it must not remove documents
         options = dataclasses.replace(options, partial=True)
     progress = Progress("embedding", enabled=talk)
+    committed: list[LoadReport] = []  # the text load, once its transaction is committed
 
     def loaded(report: LoadReport) -> None:
+        committed.append(report)
         if talk:
             say(report.summary(), err=True)
         if options.embedding is not None:
@@ -122,6 +124,12 @@ def load_into(
                 report = ingest_into(store, files, corpus, options, **into)
             else:
                 report = ingest_files(store_dir, files, corpus, options, **into)
+    except KeyboardInterrupt as exc:
+        if committed:  # stopped after the load's commit (while embedding): it stays
+            exc.written = f"{committed[0].corpus}: text index loaded" + (  # type: ignore[attr-defined]
+                "; embeddings incomplete, the next run resumes them" if options.embedding else ""
+            )
+        raise
     except TooManyRemovals as exc:
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise
