@@ -15,12 +15,11 @@ import re2
 
 from flatten.errors import UsageError
 from flatten.jsonform import json_field
-from flatten.record import split_id
 from flatten.userinfo import strip_credentials
 from index.citations import CitationRule, Origin, cite
 from index.errors import QueryError
 from index.lexical import stem
-from index.results import LOCATED_COLUMNS, Located, located_fields
+from index.results import LOCATED_COLUMNS, Located, located_fields, read_slice
 from index.scope import CHUNKS, DOCUMENTS, Scope, check_paths, corpus_filter, scope_filter
 from index.store import Store
 from index.text import TOKEN, sources_as_shown
@@ -175,11 +174,12 @@ def show(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
-    """One chunk by its `<source>#<ordinal>` token."""
-    parsed = split_id(token.strip())
+    """One chunk by its `<source>#<ordinal>` token, or its label `<source> (slice <ordinal>)`."""
+    parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
-            f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
+            f"{token!r} is not a slice reference (expected <source>#<ordinal>, or "
+            "<source> (slice <ordinal>) as search prints it)",
             reason="bad-token",
         )
     in_corpus, corpus_params = corpus_filter(store.db, corpus)
