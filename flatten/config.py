@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import crawl.options as crawl
 from flatten.errors import UsageError
 from flatten.options import MAX_CHARS, MIN_CHARS
 
@@ -126,14 +127,14 @@ def _whole(low: int, high: int | None = None) -> Callable[[Any], str | None]:
     return check
 
 
-def _seconds(low: float) -> Callable[[Any], str | None]:
+def _seconds(low: float, high: float) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf and .nan, refused as the flags refuse them: a crawl would wait for
             # ever (nan passes every comparison, inf none).
             return "a finite number of seconds"
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
-        return None if ok else f"seconds, at least {low:g}"
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok and low <= value <= high else f"seconds, from {low:g} to {high:g}"
 
     return check
 
@@ -152,8 +153,9 @@ SOURCE_KINDS = ("repo", "root", "url")
 SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
     "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
-    "scope": _text, "max_pages": _whole(1), "max_depth": _whole(0),
-    "concurrency": _whole(1, 32), "delay": _seconds(0), "timeout": _seconds(0.1),
+    "scope": _text, "max_pages": _whole(*crawl.PAGES), "max_depth": _whole(*crawl.DEPTH),
+    "concurrency": _whole(*crawl.CONCURRENCY), "delay": _seconds(*crawl.DELAY),
+    "timeout": _seconds(*crawl.TIMEOUT),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
 }  # fmt: skip
 # A citations rule (index.citations reads it and compiles its pattern; its keys and their

@@ -106,9 +106,34 @@ def test_a_wait_that_is_negative_or_past_what_the_store_can_count_is_refused(tmp
 
 
 @pytest.mark.parametrize("flag", ["--delay", "--timeout"])
-def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag):
-    result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, "inf", real=True)
-    assert_clean_failure(result, 2, "not-finite")
+@pytest.mark.parametrize("value", ["inf", "nan", "1e308"])
+def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag, value):
+    result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, value, real=True)
+    assert_clean_failure(result, 2, f"'{flag}'")
+
+
+# One past each bound of `crawl.options`, and the bound itself (accepted).
+CRAWL_BOUNDS = [
+    ("--max-pages", "max_pages", "1000001", "1000000"),
+    ("--max-depth", "max_depth", "1001", "1000"), ("--concurrency", "concurrency", "33", "32"),
+    ("--delay", "delay", "60.5", "60"), ("--timeout", "timeout", "600.5", "600"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("flag", "key", "past", "bound"), CRAWL_BOUNDS)
+def test_the_crawl_numbers_have_an_upper_bound_in_flags_and_config(tmp_path, flag, key, past,
+                                                                   bound):  # fmt: skip
+    # `--delay 1e308` and `delay: 1e308` were accepted: a crawl that never ends.
+    url = "http://127.0.0.1:9/docs/"
+    refused = run_cli("flatten", "--url", url, flag, past, "-o", tmp_path / "o.jsonl")
+    assert_clean_failure(refused, 2, f"'{flag}'", bound)
+    (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - url: {url}\n    {key}: {past}\n")
+    checked = run_cli("config", cwd=tmp_path)
+    assert_clean_failure(checked, 2, f"sources[0].{key}: expected ")
+    assert f"to {bound} not {past}" in checked.stderr.replace(",", "")
+    (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - url: {url}\n    {key}: {bound}\n")
+    assert run_cli("config", cwd=tmp_path).code == 0
+    assert list(tmp_path.iterdir()) == [tmp_path / "docs-flatten.yaml"]
 
 
 @pytest.mark.parametrize("key", ["delay", "timeout"])
