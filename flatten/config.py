@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import crawl.options as crawl
 from flatten.errors import UsageError
 
 CONFIG_NAME = "docs-flatten.yaml"
@@ -142,14 +143,16 @@ def whole_number(low: int, high: int | None = None) -> Callable[[Any], str | Non
     return check
 
 
-def seconds_at_least(low: float) -> Callable[[Any], str | None]:
+def seconds_at_least(low: float, high: float | None = None) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf and .nan, refused as the flags refuse them: a crawl would wait for
             # ever (nan passes every comparison, inf none).
             return "a finite number of seconds"
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
-        return None if ok else f"seconds, at least {low:g}"
+        if high is None:
+            return None if ok else f"seconds, at least {low:g}"
+        return None if ok and value <= high else f"seconds, from {low:g} to {high:g}"
 
     return check
 
@@ -168,9 +171,9 @@ SOURCE_KINDS = ("repo", "root", "url")
 SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
     "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
-    "scope": _text, "max_pages": whole_number(1), "max_depth": whole_number(0),
-    "concurrency": whole_number(1, 32), "delay": seconds_at_least(0),
-    "timeout": seconds_at_least(0.1),
+    "scope": _text, "max_pages": whole_number(*crawl.PAGES), "max_depth": whole_number(*crawl.DEPTH),
+    "concurrency": whole_number(*crawl.CONCURRENCY), "delay": seconds_at_least(*crawl.DELAY),
+    "timeout": seconds_at_least(*crawl.TIMEOUT),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
 }  # fmt: skip
 # A citations rule (index.citations reads it and compiles its pattern; its keys and their

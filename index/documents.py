@@ -206,11 +206,12 @@ def show(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
-    """One chunk by its `<source>#<ordinal>` token."""
+    """One chunk by its `<source>#<ordinal>` token, or its label `<source> (slice <ordinal>)`."""
     parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
-            f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
+            f"{token!r} is not a slice reference (expected <source>#<ordinal>, or "
+            "<source> (slice <ordinal>) as search prints it)",
             reason="bad-token",
         )
     source, ordinal = parsed

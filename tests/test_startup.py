@@ -32,6 +32,8 @@ READ_PLAINLY = [
     ["--root", "d", "--root", "e", "--max-chars", "-5", "--workers", "256"],
     ["--root", "--kind", "--report", "-q"],  # a value may start with a dash
     ["-o", "-"],
+    # Paths on disk may be any bytes (a surrogate escape in argv): read plainly, as typer does.
+    ["--root", "d\udcff", "-o", "o\udcff", "--repo", "r\udcff", "--subdir", "s\udcff"],
 ]  # fmt: skip
 
 LEFT_TO_TYPER = [
@@ -39,6 +41,7 @@ LEFT_TO_TYPER = [
     ["--workers", "257"], ["--workers", "x"], ["--workers", "1.0"], ["--workers", "007"],
     ["--quiet=1"], ["-qo", "x"], ["-o=x"], ["-oout"], ["--max-pages", "3"], ["--delay", "1"],
     ["--root"], ["docs"], ["--", "--root", "d"], ["--rooot", "d"], ["--format", "json"],
+    ["--include", "\udcff"], ["--url", "u\udcff"],  # text that is not UTF-8: typer refuses it
 ]  # fmt: skip
 
 
