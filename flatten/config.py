@@ -171,7 +171,8 @@ SOURCE_KINDS = ("repo", "root", "url")
 SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
     "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
-    "scope": _text, "max_pages": whole_number(*crawl.PAGES), "max_depth": whole_number(*crawl.DEPTH),
+    "scope": _text, "max_pages": whole_number(*crawl.PAGES),
+    "max_depth": whole_number(*crawl.DEPTH),
     "concurrency": whole_number(*crawl.CONCURRENCY), "delay": seconds_at_least(*crawl.DELAY),
     "timeout": seconds_at_least(*crawl.TIMEOUT),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
