@@ -107,6 +107,7 @@ def family(vocabulary: Vocabulary, word: str) -> list[str]:
 
 
 HEADLINE = CHUNK_COLUMNS[:3]  # title, section, symbol: the columns that say what a slice is about
+CJK_PIECES = CHUNK_COLUMNS[4:]  # parts: where the bigrams of CJK runs are indexed
 COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
 
 
@@ -226,7 +227,7 @@ def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> di
 def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan | None:
     """How to run a user's query, or None when it has no words. `vocabulary`: counts kept from
     earlier queries on the same connection, if any."""
-    words, runs = cjk_words(query_words(query))
+    words, runs, bigrams = cjk_words(query_words(query))
     if not words:
         return None
     if vocabulary is None:
@@ -259,23 +260,30 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     asked = set(rare or present) | set(implied) | set(phrases)
     forms = [(f, t.implied) for t in terms if t.word in asked for f in t.forms]
     phrases = tuple(dict.fromkeys(f for f, _ in forms))
-    plain = {f for f, implied in forms if not implied}  # a user's word is asked everywhere
-    narrowed = tuple(dict.fromkeys((f, HEADLINE) for f, implied in forms if f not in plain))
+    # A user's word is asked everywhere; a bigram cut from a longer CJK run only in `parts`.
+    plain = {f for f, implied in forms if not implied and f not in bigrams}
+    narrowed = tuple(dict.fromkeys((f, CJK_PIECES if f in bigrams else HEADLINE)
+                                   for f, implied in forms if f not in plain))  # fmt: skip
     return QueryPlan(TextQuery(phrases, narrowed=narrowed), headline, terms)
 
 
-def cjk_words(words: list[str]) -> tuple[list[str], dict[str, tuple[str]]]:
+def cjk_words(words: list[str]) -> tuple[list[str], dict[str, tuple[str]], set[str]]:
     """The query's words with each CJK run made searchable (`index.text.cjk_pieces`): a run of
     one or two characters is a word; a longer one is asked by its bigrams, each a word (a
     question written without spaces still finds the pages with some of its words), and as the
     phrase of them, returned with the run itself (the phrase -> (run,)), which is asked too: a
-    heading that is just the run matches it whole, in its own column. Other words unchanged."""
+    heading that is just the run matches it whole, in its own column. Other words unchanged.
+    Also returns the bigrams that are only pieces of a run (not words of the query on their
+    own): asked in `parts` alone, where the index keeps a run's bigrams, so a page whose title
+    is one of them (`连接`) does not outrank one that has the word asked for (`连接池`)."""
     out: list[str] = []
     runs: dict[str, tuple[str]] = {}
+    whole: set[str] = set()
     for word in words:
         pieces = cjk_pieces(word)
         if pieces is None:
             out.append(word)
+            whole.add(word)
             continue
         for asked, written in pieces:
             if " " in asked:
@@ -283,7 +291,9 @@ def cjk_words(words: list[str]) -> tuple[list[str], dict[str, tuple[str]]]:
                 out.extend(asked.split())
             else:
                 out.append(asked)
-    return list(dict.fromkeys(out)), runs
+                whole.add(asked)
+    cut = {w for phrase in runs for w in phrase.split()} - whole
+    return list(dict.fromkeys(out)), runs, cut
 
 
 def _implied(

@@ -76,6 +76,21 @@ def test_words_inside_cjk_sentences_are_searched_and_matched(store_url, tmp_path
     assert _matched(store_url, "安装", "-连接池") == []
 
 
+def test_the_page_with_the_word_outranks_one_titled_with_a_piece_of_it(tmp_path):
+    filler = "# 文档{0}\n\n这是第{0}篇文档，讲的是日志和缓存的配置。\n"
+    fillers = {f"f{i}.md": filler.format(i) for i in range(12)}
+    write(tmp_path / "docs", {
+        **fillers,
+        "faq.md": "# 常见问题\n\n这里有很多问题。有人问到连接池的事情，也有人问到别的。\n",
+        "connect.md": "# 连接\n\n客户端打开连接。连接会被复用。\n",
+    })  # fmt: skip
+    _ingest(tmp_path / "docs", str(tmp_path / "store"))
+    # 连接 (connection) is the whole title of connect.md and a piece of 连接池 (connection
+    # pool): asked for 连接池, the page that says it comes first.
+    assert _sources(str(tmp_path / "store"), "连接池")[:2] == ["faq.md", "connect.md"]
+    assert _sources(str(tmp_path / "store"), "连接")[0] == "connect.md"
+
+
 def _as_before_cjk(monkeypatch) -> None:
     """Load as the version before the CJK bigrams did: identifier parts only."""
     monkeypatch.setattr(
