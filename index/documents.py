@@ -33,7 +33,7 @@ from index.scope import (
 )
 from index.store import Store
 from index.suggest import ambiguous, same_name
-from index.text import TOKEN, sources_as_shown
+from index.text import TOKEN, cjk_pieces, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
 PAGE_CHARS = 12_000
@@ -87,6 +87,13 @@ def match(
 
 def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
     """Document id -> how many of its chunks hold the word."""
+    pieces = cjk_pieces(word)
+    if pieces is not None:
+        # A word with CJK characters: each run as the phrase of its bigrams, which only the
+        # stemmed index holds (in `parts`); porter leaves CJK as it is, so this is exact too.
+        asked = tuple(dict.fromkeys(p for p, _ in pieces))
+        query = TextQuery(asked, every=True, columns=CHUNK_COLUMNS)
+        return text_index(store.db).documents_with(query)
     if exact:
         # The exact index keeps no positions: a word of several tokens (`aws_eks_cluster`)
         # matches chunks holding each of its tokens.
