@@ -125,7 +125,7 @@ def results(response: SearchResponse, explain: bool = False) -> None:
             say("   " + ranking_text(r.ranking))
         section = f"  ({_f(' > '.join(r.section))})" if r.section else ""
         say(f"   {_f(r.title)}{section}")
-        if r.citation not in (r.token, r.source):  # a link, or the path with its lines
+        if r.citation not in (r.token, r.source, one_line(r.source)):  # a link, or path:lines
             say(f"   cite: {_f(r.citation)}")
         if r.snippet:
             say(f"   {_f(r.snippet)}")
@@ -191,7 +191,7 @@ def sources(found: list[SourceInfo], unmapped: int) -> None:
 def chunk(view: ChunkView) -> None:
     lines = f"  {view.range_text()}" if view.start_line else ""
     say(f"{_f(view.label())}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
-    if view.citation not in (view.token, view.source):
+    if view.citation not in (view.token, view.source, one_line(view.source)):
         say(f"cite: {_f(view.citation)}")
     say("")
     say(view.content)
