@@ -321,7 +321,7 @@ def _read_yaml(path: Path) -> Any:
 
 def _check_shape(path: Path, text: str) -> None:
     """`UsageError` for a document nested deeper than `MAX_DEPTH` or holding more than
-    `MAX_VALUES` values once its aliases are expanded, read from its events (LibYAML's: a state
+    `MAX_VALUES` values once its aliases are expanded, read from its events (LibYAML's, a state
     machine, no recursion, in C) before ruamel builds it. An alias counts the values of its
     anchor's node, so nested aliases are counted, never expanded."""
     import yaml
@@ -330,7 +330,8 @@ def _check_shape(path: Path, text: str) -> None:
     opened: list[tuple[str | None, int]] = []  # each open collection's anchor, values before it
     anchored: dict[str, int] = {}  # values of each closed anchor's node
     try:
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        # LibYAML's loader where PyYAML was built with it (its wheels are); else its own.
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if isinstance(event, yaml.CollectionStartEvent):
                 opened.append((event.anchor, values))
                 values += 1
