@@ -9,6 +9,15 @@ from flatten._version import __version__
 
 USER_AGENT = f"docs-flatten/{__version__} (documentation indexer)"
 
+# The bounds (lowest, highest) of the crawl's number settings, for the flags
+# (flatten.cli.options) and the config (flatten.config) alike: past them a value is a typo, and a
+# crawl told `--delay 1e308` would wait between two requests for ever.
+PAGES = (1, 1_000_000)  # --max-pages
+DEPTH = (0, 1_000)  # --max-depth: links followed from the URL
+CONCURRENCY = (1, 32)  # --concurrency: requests in flight
+DELAY = (0.0, 60.0)  # --delay, seconds between requests (robots.txt's own is capped at 30 s)
+TIMEOUT = (0.1, 600.0)  # --timeout, seconds for one page
+
 
 @dataclass(frozen=True)
 class CrawlOptions:

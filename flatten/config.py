@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import crawl.options as crawl
 from flatten.errors import UsageError
 
 CONFIG_NAME = "docs-flatten.yaml"
@@ -142,14 +143,16 @@ def whole_number(low: int, high: int | None = None) -> Callable[[Any], str | Non
     return check
 
 
-def seconds_at_least(low: float) -> Callable[[Any], str | None]:
+def seconds_at_least(low: float, high: float | None = None) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf and .nan, refused as the flags refuse them: a crawl would wait for
             # ever (nan passes every comparison, inf none).
             return "a finite number of seconds"
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
-        return None if ok else f"seconds, at least {low:g}"
+        if high is None:
+            return None if ok else f"seconds, at least {low:g}"
+        return None if ok and value <= high else f"seconds, from {low:g} to {high:g}"
 
     return check
 
@@ -168,9 +171,10 @@ SOURCE_KINDS = ("repo", "root", "url")
 SOURCE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "repo": _text, "root": _text, "url": _text, "corpus": _text, "ref": _text, "subdir": _text,
     "token_env": _text, "max_delete": _limit, **FLATTEN_KEYS,
-    "scope": _text, "max_pages": whole_number(1), "max_depth": whole_number(0),
-    "concurrency": whole_number(1, 32), "delay": seconds_at_least(0),
-    "timeout": seconds_at_least(0.1),
+    "scope": _text, "max_pages": whole_number(*crawl.PAGES),
+    "max_depth": whole_number(*crawl.DEPTH),
+    "concurrency": whole_number(*crawl.CONCURRENCY), "delay": seconds_at_least(*crawl.DELAY),
+    "timeout": seconds_at_least(*crawl.TIMEOUT),
     "max_page_size": _size, "ignore_robots": _flag, "no_sitemap": _flag,
 }  # fmt: skip
 # A citations rule (index.citations reads it and compiles its pattern; its keys and their
@@ -317,7 +321,7 @@ def _read_yaml(path: Path) -> Any:
 
 def _check_shape(path: Path, text: str) -> None:
     """`UsageError` for a document nested deeper than `MAX_DEPTH` or holding more than
-    `MAX_VALUES` values once its aliases are expanded, read from its events (LibYAML's: a state
+    `MAX_VALUES` values once its aliases are expanded, read from its events (LibYAML's, a state
     machine, no recursion, in C) before ruamel builds it. An alias counts the values of its
     anchor's node, so nested aliases are counted, never expanded."""
     import yaml
@@ -326,7 +330,8 @@ def _check_shape(path: Path, text: str) -> None:
     opened: list[tuple[str | None, int]] = []  # each open collection's anchor, values before it
     anchored: dict[str, int] = {}  # values of each closed anchor's node
     try:
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        # LibYAML's loader where PyYAML was built with it (its wheels are); else its own.
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if isinstance(event, yaml.CollectionStartEvent):
                 opened.append((event.anchor, values))
                 values += 1

@@ -47,6 +47,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from flatten.record import place, source_bytes
+from flatten.shown import one_line
 from flatten.userinfo import strip_credentials
 from index.errors import ConfigError
 
@@ -287,7 +288,9 @@ def default_citation(origin: Origin) -> Citation:
         permalink = link(forge.permalink(origin.commit, path, span))
         if permalink is not None:  # a record's repoUrl or commit may hold anything
             return Citation(permalink, Kind.PERMALINK, "lines" if span else "file")
-    text = place(origin.source, origin.start_line, origin.end_line, origin.line_unit)
+    # One line, as names are shown: a line break in a record's source cannot start a line (a
+    # markdown link of its own) where the citation is quoted verbatim.
+    text = place(one_line(origin.source), origin.start_line, origin.end_line, origin.line_unit)
     if origin.start_line is None:
         return Citation(text, Kind.PATH, "file")
     return Citation(text, Kind.PATH, "cells" if origin.line_unit == CELL else "lines")

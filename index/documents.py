@@ -33,7 +33,7 @@ from index.scope import (
 )
 from index.store import Store
 from index.suggest import ambiguous, same_name
-from index.text import TOKEN, sources_as_shown
+from index.text import TOKEN, cjk_pieces, sources_as_shown
 from index.textindex import CHUNK_COLUMNS, TextQuery, text_index
 
 PAGE_CHARS = 12_000
@@ -87,6 +87,13 @@ def match(
 
 def _documents_with(store: Store, word: str, exact: bool) -> dict[int, int]:
     """Document id -> how many of its chunks hold the word."""
+    pieces = cjk_pieces(word)
+    if pieces is not None:
+        # A word with CJK characters: each run as the phrase of its bigrams, which only the
+        # stemmed index holds (in `parts`); porter leaves CJK as it is, so this is exact too.
+        asked = tuple(dict.fromkeys(p for p, _ in pieces))
+        query = TextQuery(asked, every=True, columns=CHUNK_COLUMNS)
+        return text_index(store.db).documents_with(query)
     if exact:
         # The exact index keeps no positions: a word of several tokens (`aws_eks_cluster`)
         # matches chunks holding each of its tokens.
@@ -206,11 +213,12 @@ def show(
     corpus: str | None = None,
     rules: list[CitationRule] | None = None,
 ) -> ChunkView | None:
-    """One chunk by its `<source>#<ordinal>` token."""
+    """One chunk by its `<source>#<ordinal>` token, or its label `<source> (slice <ordinal>)`."""
     parsed = read_slice(token.strip())
     if not parsed or not parsed[0]:
         raise UsageError(
-            f"{token!r} is not a slice reference (expected <source>#<ordinal>)",
+            f"{token!r} is not a slice reference (expected <source>#<ordinal>, or "
+            "<source> (slice <ordinal>) as search prints it)",
             reason="bad-token",
         )
     source, ordinal = parsed

@@ -19,6 +19,12 @@ A dotted name (`httpx.Client.stream`, `os.path`) is asked as its words and, besi
 the whole, a phrase: the slice that writes the name out ranks above one that has its words
 apart, and the page stage can tell the declaration it names (index.ranking).
 
+Chinese and Japanese write no spaces between words (and Korean glues particles on), and the
+tokenizer makes one token of a whole run of such characters: the index adds each run's bigrams
+and characters to `parts` (`index.text.cjk_parts`), and the query asks a run of one or two
+characters as itself, a longer one by its bigrams, each a word, and as the phrase of them (a
+quoted phrase, asked besides its words: the slice that says it verbatim ranks first).
+
 A question's everyday phrasing also asks for the words docs use for its idea (`takes too long`
 -> timeout), and a word the index lacks for its indexed synonyms (index.phrasing); those added
 words are a guess at the topic, so they count only in a slice's title, section or symbol.
@@ -46,7 +52,7 @@ from typing import Any
 
 from index.phrasing import implied_by_phrasing, synonyms
 from index.schema import TOKENIZER
-from index.text import query_words, quoted_phrases
+from index.text import cjk_pieces, query_words, quoted_phrases
 from index.textindex import CHUNK_COLUMNS, LexicalHit, TextQuery, text_index
 
 # bm25() column weights: title, section, symbol, body, identifier parts.
@@ -101,6 +107,7 @@ def family(vocabulary: Vocabulary, word: str) -> list[str]:
 
 
 HEADLINE = CHUNK_COLUMNS[:3]  # title, section, symbol: the columns that say what a slice is about
+CJK_PIECES = CHUNK_COLUMNS[4:]  # parts: where the bigrams of CJK runs are indexed
 COMMON_SHARE = 0.25  # a term in more than this share of chunks is "common"
 
 
@@ -220,7 +227,7 @@ def compounds(vocabulary: Vocabulary, words: list[str], unknown: set[str]) -> di
 def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan | None:
     """How to run a user's query, or None when it has no words. `vocabulary`: counts kept from
     earlier queries on the same connection, if any."""
-    words = query_words(query)
+    words, runs, bigrams = cjk_words(query_words(query))
     if not words:
         return None
     if vocabulary is None:
@@ -228,6 +235,7 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     vocabulary.refresh()
     # A quoted phrase and a dotted name are each asked whole (as well as by their words).
     phrases = [p for p in [*quoted_phrases(query), *dotted_names(query)] if p not in words]
+    phrases += [p for p in runs if p not in phrases]
     chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
@@ -242,7 +250,8 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
                                         *spellings.get(word, ())])),
              idf(chunks, frequency[word] or 0), word in implied)
         for word in words + implied
-    ) + tuple(Term(phrase, (phrase,), idf(chunks, 0)) for phrase in phrases)  # fmt: skip
+    ) + tuple(Term(phrase, (phrase, *runs.get(phrase, ())), idf(chunks, 0))
+              for phrase in phrases)  # fmt: skip
     headline = None
     if not rare and not phrases:  # a quoted phrase is looked for in the text too
         headline = TextQuery(tuple(present), every=True, columns=HEADLINE)
@@ -251,9 +260,40 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     asked = set(rare or present) | set(implied) | set(phrases)
     forms = [(f, t.implied) for t in terms if t.word in asked for f in t.forms]
     phrases = tuple(dict.fromkeys(f for f, _ in forms))
-    plain = {f for f, implied in forms if not implied}  # a user's word is asked everywhere
-    narrowed = tuple(dict.fromkeys((f, HEADLINE) for f, implied in forms if f not in plain))
+    # A user's word is asked everywhere; a bigram cut from a longer CJK run only in `parts`.
+    plain = {f for f, implied in forms if not implied and f not in bigrams}
+    narrowed = tuple(dict.fromkeys((f, CJK_PIECES if f in bigrams else HEADLINE)
+                                   for f, implied in forms if f not in plain))  # fmt: skip
     return QueryPlan(TextQuery(phrases, narrowed=narrowed), headline, terms)
+
+
+def cjk_words(words: list[str]) -> tuple[list[str], dict[str, tuple[str]], set[str]]:
+    """The query's words with each CJK run made searchable (`index.text.cjk_pieces`): a run of
+    one or two characters is a word; a longer one is asked by its bigrams, each a word (a
+    question written without spaces still finds the pages with some of its words), and as the
+    phrase of them, returned with the run itself (the phrase -> (run,)), which is asked too: a
+    heading that is just the run matches it whole, in its own column. Other words unchanged.
+    Also returns the bigrams that are only pieces of a run (not words of the query on their
+    own): asked in `parts` alone, where the index keeps a run's bigrams, so a page whose title
+    is one of them (`连接`) does not outrank one that has the word asked for (`连接池`)."""
+    out: list[str] = []
+    runs: dict[str, tuple[str]] = {}
+    whole: set[str] = set()
+    for word in words:
+        pieces = cjk_pieces(word)
+        if pieces is None:
+            out.append(word)
+            whole.add(word)
+            continue
+        for asked, written in pieces:
+            if " " in asked:
+                runs[asked] = (written,)
+                out.extend(asked.split())
+            else:
+                out.append(asked)
+                whole.add(asked)
+    cut = {w for phrase in runs for w in phrase.split()} - whole
+    return list(dict.fromkeys(out)), runs, cut
 
 
 def _implied(

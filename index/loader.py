@@ -58,7 +58,7 @@ from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
 from index.store import Compaction, Store, compact_if_sparse, new_ids
-from index.text import identifier_parts
+from index.text import derived_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
 __all__ = ["EmptyInput", "LoadReport", "Malformed", "StreamError", "load_files", "load_records"]
@@ -723,10 +723,10 @@ class _BatchWriter:
                  chunk.redactions,
                  _json(dict(chunk.meta)) if chunk.meta else None)
             )  # fmt: skip
-            parts = identifier_parts(" ".join((chunk.title, chunk.symbol or "", chunk.content)))
-            self.texts.append(ChunkText(chunk_id, chunk.title,
-                                        SECTION_SEPARATOR.join(chunk.section),
-                                        chunk.symbol or "", chunk.content, parts))  # fmt: skip
+            section = SECTION_SEPARATOR.join(chunk.section)
+            parts = derived_parts(chunk.title, section, chunk.symbol or "", chunk.content)
+            self.texts.append(ChunkText(chunk_id, chunk.title, section, chunk.symbol or "",
+                                        chunk.content, parts))  # fmt: skip
             self.batch_chars += len(chunk.content)
         if self.batch_chars >= self.batch_limit:
             self.flush()

@@ -190,6 +190,21 @@ def m006_corpus_source(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE corpora ADD COLUMN source TEXT")
 
 
+def m007_cjk_parts(db: sqlite3.Connection) -> None:
+    """CJK text findable by its words: `parts` holds the bigrams and characters of each CJK
+    run (`index.text.cjk_parts`), which chunks written before lack. Re-derived for the chunks
+    whose text has a CJK character (none in most stores: a scan, no write), in place."""
+    from index.text import derived_parts, has_cjk  # the loader's own derivation
+
+    rows = db.execute("SELECT rowid, title, section, symbol, body, parts FROM chunks_fts")
+    changed = [
+        (parts, rowid)
+        for rowid, *text, old in rows
+        if any(has_cjk(t or "") for t in text) and (parts := derived_parts(*text)) != old
+    ]
+    db.executemany("UPDATE chunks_fts SET parts = ? WHERE rowid = ?", changed)
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
@@ -197,11 +212,13 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m004_document_template", m004_document_template),
     ("m005_document_fields", m005_document_fields),
     ("m006_corpus_source", m006_corpus_source),
+    ("m007_cjk_parts", m007_cjk_parts),
 ]
 
 # How a reader (a read-only connection, which cannot migrate) reads a store that lacks a
 # migration that only adds columns: through a temporary view of the same name, which SQLite
-# resolves before the stored table, holding the new columns as their defaults. A store that
+# resolves before the stored table, holding the new columns as their defaults; one that only
+# re-derives indexed text is read as it is (a statement that does nothing). A store that
 # lacks any other migration is refused until a writer upgrades it.
 READ_AS_IF: dict[str, str] = {
     "m003_repo_paths": "CREATE TEMP VIEW documents AS "
@@ -209,6 +226,8 @@ READ_AS_IF: dict[str, str] = {
     "m004_document_template": "CREATE TEMP VIEW vector_identity AS "
     "SELECT *, document_prefix || '{text}' AS document_template FROM main.vector_identity",
     "m006_corpus_source": "CREATE TEMP VIEW corpora AS SELECT *, NULL AS source FROM main.corpora",
+    # Only re-derives text: the store reads as it is (CJK words inside a run stay unfound).
+    "m007_cjk_parts": "SELECT 1",
 }
 
 

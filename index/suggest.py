@@ -21,7 +21,9 @@ from index.text import nfc
 
 SUGGESTED = 3  # sources named at most
 CLOSE = 0.8  # difflib's similarity a near miss needs: a letter or two off in a path
-_TAIL = re.compile(r"(?:#\d+|:\d+(?:-\d+)?)$")  # a token's `#ordinal`, a citation's `:lines`
+# A token's `#ordinal`, a label's ` (slice N)` (`index.results.Located.label`), a citation's
+# `:lines`.
+_TAIL = re.compile(r"(?:#\d+| \(slice \d+\)|:\d+(?:-\d+)?)$")
 
 
 @dataclass(frozen=True)

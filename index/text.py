@@ -107,6 +107,76 @@ def identifier_parts(text: str) -> str:
     return " ".join(out)
 
 
+# The scripts written without spaces between words (or, in Korean, with particles glued to
+# them): Han, Hiragana, Katakana (full and half width, with the prolonged sound mark) and
+# Hangul. unicode61 makes one token of a whole run of them, so a word inside a sentence is no
+# token of its own; `cjk_parts` indexes the run's characters and bigrams beside it.
+_CJK = (
+    "\u1100-\u11ff\u3005-\u3007\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff"
+    "\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7a3"
+    "\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+CJK_CLASS = f"[{_CJK}]"  # a regular expression for Python's `re` and PostgreSQL's alike
+_CJK_CHAR = re.compile(CJK_CLASS)
+_CJK_RUN = re.compile(f"([{_CJK}]+)")
+
+
+def has_cjk(text: str) -> bool:
+    """Does `text` hold a CJK character? ASCII text (most slices) is told at C speed first."""
+    return not text.isascii() and _CJK_CHAR.search(text) is not None
+
+
+def _grams(run: str) -> list[str]:
+    """A CJK run's overlapping bigrams, then each of its characters (a run of one: itself).
+    The bigrams come first and together, so a phrase of them matches only inside one run."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)] + list(run)
+
+
+def cjk_parts(text: str) -> str:
+    """What the `parts` column adds for CJK text: for each token (as unicode61 cuts it) that
+    holds CJK characters, the bigrams and characters of each CJK run in it, and the other
+    letters and digits glued to them (`pip` of `使用pip安装`). "" for text without CJK."""
+    if not has_cjk(text):
+        return ""
+    out: list[str] = []
+    for token in TOKEN.findall(text):
+        if _CJK_CHAR.search(token) is None:
+            continue
+        for n, piece in enumerate(_CJK_RUN.split(token)):
+            if piece:
+                out.extend(_grams(piece) if n % 2 else [piece])
+    return " ".join(out)
+
+
+def derived_parts(title: str, section: str, symbol: str, body: str) -> str:
+    """A chunk's `parts` column: the identifier parts of its title, symbol and body, and the
+    CJK bigrams of all four. The one derivation the loader and the migrations share."""
+    parts = identifier_parts(" ".join((title, symbol, body)))
+    cjk = cjk_parts("\n".join((title, section, symbol, body)))
+    return f"{parts} {cjk}" if parts and cjk else parts or cjk
+
+
+def cjk_pieces(word: str) -> list[tuple[str, str]] | None:
+    """How to ask for a query word that holds CJK characters (None: it holds none), as
+    (what to ask, what it spells) pieces in order: each CJK run as its bigrams, space-separated
+    (a phrase of them), or itself when it has one or two characters; other letters and digits
+    glued to a run as themselves. `连接池` -> [("连接 接池", "连接池")]."""
+    if not has_cjk(word):
+        return None
+    out = []
+    for token in TOKEN.findall(word):
+        for n, piece in enumerate(_CJK_RUN.split(token)):
+            if not piece:
+                continue
+            if n % 2 and len(piece) > 2:
+                out.append((" ".join(_grams(piece)[: len(piece) - 1]), piece))
+            else:
+                out.append((piece, piece))
+    return out
+
+
 def _has_inner_capital(text: str) -> bool:
     """A capital after a lowercase letter or digit (`getUser`, `v2Beta`), or ending an acronym
     before a word (`HTTPServer`)?

@@ -62,6 +62,8 @@ def foreign(tmp_path: Path, store_url: str) -> str:
         {"source": "fine.md", "startLine": 3, "endLine": 4, "content": "finerange words\nx"},
         {"source": "pinned.md", "repoUrl": "https://github.com/o/r", "commit": "a" * 40,
          "startLine": 7, "endLine": 3, "content": "pinnedrange words"},
+        # A source name holding a line break and a markdown link of its own.
+        {"source": "p2\n[click](http://evil.example)", "content": "breakname words"},
     ]  # fmt: skip
     path = jsonl(tmp_path / "foreign.jsonl", records)
     loaded = run_cli("index", path, "--corpus", "foreign", "--store", store_url, "-q")
@@ -83,6 +85,13 @@ def test_a_web_link_is_cited_as_one_without_its_credentials(foreign):
     assert search_json(foreign, "okurl")[0]["citation"] == "https://docs.example.com/guide/#set-up"
     assert search_json(foreign, "credurl")[0]["citation"] == "https://docs.example.com/p"
     assert search_json(foreign, "wikiurl")[0]["citation"] == "https://en.example.org/wiki/Foo_(bar)"
+
+
+def test_a_source_name_with_a_line_break_is_cited_on_one_line(foreign):
+    (hit,) = search_json(foreign, "breakname")
+    assert hit["citation"] == "p2\\n[click](http://evil.example)"  # escaped, as names are shown
+    text = run_cli("search", "breakname", "--store", foreign).stdout
+    assert "\n[click]" not in text and "cite:" not in text  # one line, no second spelling
 
 
 def test_a_permalink_built_from_a_hostile_commit_is_not_cited(foreign):

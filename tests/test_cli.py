@@ -464,7 +464,8 @@ def docs_store(tmp_path_factory) -> Path:
     [
         ("docs/guide/install.md/", "docs/guide/install.md"),  # a trailing slash
         ("./docs/guide/install.md", "docs/guide/install.md"),
-        ("docs/guide/install.md#3", "docs/guide/install.md"),  # a token, as search prints it
+        ("docs/guide/install.md#3", "docs/guide/install.md"),  # a token, as --json gives it
+        ("install.md (slice 3)", "docs/guide/install.md"),  # a slice, as search prints it
         ("docs/guide/install.md:16-35", "docs/guide/install.md"),  # a citation
         ("docs/guide/instal.md", "docs/guide/install.md"),  # a near miss
         ("docs/Guide/Install.MD", "docs/guide/install.md"),
@@ -477,6 +478,23 @@ def docs_store(tmp_path_factory) -> Path:
 def test_get_of_a_missing_source_suggests_the_one_meant(docs_store, asked, meant):
     result = run_cli("get", asked, "--store", docs_store)
     assert_clean_failure(result, 1, f"no document '{asked}'", f"did you mean '{meant}'?")
+
+
+def test_search_prints_a_slice_by_its_label_and_show_and_get_take_it_back(docs_store):
+    # `source#3` after a URL reads as the page's anchor 3: search prints `source (slice 3)`.
+    found = run_cli("search", "install", "--store", docs_store, "-k", "1")
+    assert found.code == 0, found.stderr
+    first = found.stdout.splitlines()[0]
+    label = first.removeprefix("1. ").split("  ")[0]
+    source, ordinal = label.removesuffix(")").split(" (slice ")
+    assert "#" not in label and int(ordinal) >= 1
+    shown = run_cli("show", label, "--store", docs_store)
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout.startswith(f"{label}  [")
+    assert run_cli("show", f"{source}#{ordinal}", "--store", docs_store).stdout == shown.stdout
+    got = run_cli("get", label, "--store", docs_store, "--all")
+    assert got.code == 0, got.stderr
+    assert got.stdout == run_cli("get", source, "--store", docs_store, "--all").stdout != ""
 
 
 def test_get_of_a_folder_names_documents_in_it(docs_store):

@@ -106,9 +106,34 @@ def test_a_wait_that_is_negative_or_past_what_the_store_can_count_is_refused(tmp
 
 
 @pytest.mark.parametrize("flag", ["--delay", "--timeout"])
-def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag):
-    result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, "inf", real=True)
-    assert_clean_failure(result, 2, "not-finite")
+@pytest.mark.parametrize("value", ["inf", "nan", "1e308"])
+def test_a_crawl_that_would_wait_forever_is_refused(tmp_path, flag, value):
+    result = run_cli("flatten", "--url", "http://127.0.0.1:9/docs/", flag, value, real=True)
+    assert_clean_failure(result, 2, f"'{flag}'")
+
+
+# One past each bound of `crawl.options`, and the bound itself (accepted).
+CRAWL_BOUNDS = [
+    ("--max-pages", "max_pages", "1000001", "1000000"),
+    ("--max-depth", "max_depth", "1001", "1000"), ("--concurrency", "concurrency", "33", "32"),
+    ("--delay", "delay", "60.5", "60"), ("--timeout", "timeout", "600.5", "600"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("flag", "key", "past", "bound"), CRAWL_BOUNDS)
+def test_the_crawl_numbers_have_an_upper_bound_in_flags_and_config(tmp_path, flag, key, past,
+                                                                   bound):  # fmt: skip
+    # `--delay 1e308` and `delay: 1e308` were accepted: a crawl that never ends.
+    url = "http://127.0.0.1:9/docs/"
+    refused = run_cli("flatten", "--url", url, flag, past, "-o", tmp_path / "o.jsonl")
+    assert_clean_failure(refused, 2, f"'{flag}'", bound)
+    (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - url: {url}\n    {key}: {past}\n")
+    checked = run_cli("config", cwd=tmp_path)
+    assert_clean_failure(checked, 2, f"sources[0].{key}: expected ")
+    assert f"to {bound} not {past}" in checked.stderr.replace(",", "")
+    (tmp_path / "docs-flatten.yaml").write_text(f"sources:\n  - url: {url}\n    {key}: {bound}\n")
+    assert run_cli("config", cwd=tmp_path).code == 0
+    assert list(tmp_path.iterdir()) == [tmp_path / "docs-flatten.yaml"]
 
 
 @pytest.mark.parametrize("key", ["delay", "timeout"])
@@ -344,3 +369,157 @@ def test_index_of_stdin_redirected_from_a_device_is_refused_unread(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: stdin is a character device")
     assert not (tmp_path / "s").exists()
+
+
+# --- hostile input: bytes that are not UTF-8 in a command line ---------------------------------
+
+# `$'\xff'` from a shell reaches Python as the surrogate escape '\udcff' (as sys.argv holds it);
+# subprocess writes it back as the byte 0xff.
+FF = "\udcff"
+
+
+@pytest.fixture(scope="module")
+def byte_named(tmp_path_factory):
+    """A store (in a folder whose name is not UTF-8) of a tree holding a file whose name is not
+    UTF-8: paths on disk may be any bytes, and work."""
+    top = tmp_path_factory.mktemp("bytes")
+    root = top / "tree"
+    root.mkdir()
+    (root / f"b{FF}.md").write_text("# Bee\n\nbytes in its name\n")
+    (root / "a.md").write_text("# Pool\n\npool timeout words\n")
+    store = top / f"store{FF}"
+    loaded = run_cli("ingest", "--root", root, "--corpus", "c", "--store", store, real=True)
+    assert loaded.code == 0, loaded.stderr
+    return top, root, store
+
+
+NOT_UTF8 = [
+    (["match", f"{FF}"], "WORDS"), (["match", "pool", "--corpus", f"c{FF}"], "--corpus"),
+    (["match", "pool", "--path", f"{FF}"], "--path"), (["words", f"^pool{FF}"], "REGEX"),
+    (["get", f"a{FF}.md"], "source"), (["show", f"a{FF}.md#1"], "token"),
+    (["toc", f"a{FF}"], "prefix"), (["card", "--corpus", f"c{FF}"], "--corpus"),
+    (["sources", "--corpus", f"c{FF}"], "--corpus"), (["search", f"pool{FF}"], "query"),
+    (["search", "pool", "--corpus", f"c{FF}"], "--corpus"),
+    (["search", "pool", "--path", f"{FF}"], "--path"),
+    (["index", "DOCS", "--corpus", f"c{FF}"], "--corpus"),
+    (["ingest", "--root", "DOCS", "--corpus", f"c{FF}"], "--corpus"),
+    (["drop", "--corpus", f"c{FF}"], "--corpus"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize(("args", "named"), NOT_UTF8, ids=lambda v: " ".join(v).encode(
+    "utf-8", "backslashreplace").decode() if isinstance(v, list) else v)  # fmt: skip
+def test_text_that_is_not_utf8_is_a_usage_error_naming_its_flag(byte_named, args, named,
+                                                                 as_json):  # fmt: skip
+    # Was a UnicodeEncodeError traceback from sqlite (exit 1), and no JSON under --json.
+    top, _, store = byte_named
+    args = [str(DOCS) if arg == "DOCS" else arg for arg in args]
+    result = run_cli(*args, "--store", store, *(["--json"] if as_json else []), real=True)
+    assert_clean_failure(result, 2, f"'{named}'", "'", "not-utf8")
+    assert "\\x" + "ff" in result.stderr  # the byte as the user reads it
+    if as_json:
+        error = _json_error(result)
+        assert error["reason"] == "bad-parameter"
+        assert f"'{named}'" in error["message"] and "not-utf8" in error["message"]
+    assert sorted(p.name for p in top.iterdir()) == [f"store{FF}", "tree"]
+
+
+@pytest.mark.parametrize("args", [["--include", f"{FF}*"], ["--url", f"http://x{FF}/"],
+                                  ["--header", f"A:{FF}"]])  # fmt: skip
+def test_flatten_refuses_text_that_is_not_utf8_on_its_fast_path_too(tmp_path, args):
+    result = run_cli("flatten", "--root", DOCS, *args, "-o", tmp_path / "out.jsonl", real=True)
+    assert_clean_failure(result, 2, f"'{args[0]}'", "not-utf8")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_paths_on_disk_may_be_any_bytes_and_a_name_is_fetched_as_shown(byte_named, make_repo):
+    top, root, store = byte_named
+    # The refusal shows the name as the index spells it: that spelling fetches the file.
+    got = run_cli("get", "b\\xff.md", "--store", store, real=True)
+    assert got.code == 0, got.stderr
+    assert "bytes in its name" in got.stdout
+    out = top / f"out{FF}.jsonl"
+    flattened = run_cli("flatten", "--root", root, "-o", out, "-q", real=True)  # the fast path
+    assert flattened.code == 0, flattened.stderr
+    assert "b\\\\xff.md" in out.read_text()
+    repo = make_repo(f"repo{FF}")
+    repo.commit({f"sub{FF}/c.md": "# Sea\n\nin a folder named in bytes\n"})
+    cloned = run_cli("flatten", "--repo", repo.path, "--subdir", f"sub{FF}", "-q", real=True)
+    assert cloned.code == 0, cloned.stderr
+    assert [r["source"] for r in cloned.records()] == ["sub\\xff/c.md"]
+
+
+# --- data on stdout, diagnostics on stderr: the load summaries ---------------------------------
+
+
+@pytest.fixture
+def embeddings_server():
+    from tests.embedserver import EmbeddingServer
+    from tests.sites import serve
+
+    EmbeddingServer.reset()
+    with serve(EmbeddingServer) as base:
+        yield base + "/v1"
+    EmbeddingServer.reset()
+
+
+def test_the_load_summaries_of_index_ingest_and_drop_go_to_stderr(tmp_path, embeddings_server):
+    # They went to stdout: `x=$(docs-flatten index ...)` captured them (README: "A summary goes
+    # to stderr at the end of every run").
+    store, embed = tmp_path / "s", ["--base-url", embeddings_server, "--model", "m"]
+    ingested = run_cli("ingest", "--root", DOCS, "--corpus", "c", "--store", store, *embed)
+    assert ingested.code == 0, ingested.stderr
+    assert ingested.stdout == ""
+    assert "c: " in ingested.stderr and " added, " in ingested.stderr
+    assert "vectors (m, dim 64): " in ingested.stderr
+    records = tmp_path / "r.jsonl"
+    assert run_cli("flatten", "--root", DOCS, "-o", records, "-q").code == 0
+    indexed = run_cli("index", records, "--corpus", "d", "--store", store, "--no-embed")
+    assert indexed.code == 0 and indexed.stdout == ""
+    assert indexed.stderr.startswith("d: ") and " added, " in indexed.stderr
+    dropped = run_cli("drop", "--corpus", "d", "--store", store)
+    assert dropped.code == 0 and dropped.stdout == ""
+    assert dropped.stderr.startswith("d: dropped (")
+    # --json: the summary is the command's data, on stdout, and alone there.
+    again = run_cli("index", records, "--corpus", "d", "--store", store, "--no-embed", "--json")
+    assert again.code == 0 and json.loads(again.stdout)["load"]["added"] > 0
+    assert " added, " not in again.stderr
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_while_embedding_says_the_text_load_stays_and_the_next_run_resumes(
+    tmp_path, embeddings_server, signum, code
+):
+    # It said "interrupted: nothing was written" though the text load was committed.
+    from tests.embedserver import EmbeddingServer
+
+    store, embed = tmp_path / "s", ["--base-url", embeddings_server, "--model", "m"]
+    EmbeddingServer.delay = 120  # the server hangs: the load is committed, the embedding waits
+    proc = subprocess.Popen([sys.executable, "-m", "flatten", "index", str(DOCS), "--corpus",
+                             "c", "--store", str(store), *embed],
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not EmbeddingServer.requests:  # asked for vectors: the text load is done
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the embedding never began"
+            time.sleep(0.01)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr and "nothing was written" not in stderr
+    assert stderr.rstrip().endswith(
+        "interrupted: c: text index loaded; embeddings incomplete, the next run resumes them"
+    ), stderr
+    stats = json.loads(run_cli("stats", "--store", store, "--json").stdout)
+    assert stats["documents"] > 0, stats
+    EmbeddingServer.reset()  # answers at once now
+    again = run_cli("index", DOCS, "--corpus", "c", "--store", store, *embed, "--json")
+    assert again.code == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["load"]["added"] == 0 and summary["vectors"]["embedded"] > 0, summary
+    assert summary["vectors"]["pending"] == 0, summary

@@ -168,3 +168,21 @@ def test_yaml_that_cannot_be_read_is_one_line_saying_where(tmp_path, config, nam
     result = run_cli("config", cwd=tmp_path)
     assert_clean_failure(result, 2, "docs-flatten.yaml is not valid YAML: ", named, "(line ")
     assert result.stderr.count("\n") == 1, result.stderr
+
+
+def test_the_shape_is_checked_where_pyyaml_has_no_libyaml(tmp_path, monkeypatch):
+    # A PyYAML built from source without LibYAML has no CSafeLoader: its own loader reads the
+    # events instead, and the bomb is refused the same way.
+    import yaml
+
+    from flatten.config import load_config
+    from flatten.errors import UsageError
+
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    bomb = tmp_path / "docs-flatten.yaml"
+    bomb.write_text(f"flatten:\n  kind: {laughs()}\n")
+    with pytest.raises(UsageError, match="aliases"):
+        load_config(bomb)
+    fine = tmp_path / "fine.yaml"
+    fine.write_text("flatten:\n  kind: docs\n")
+    assert load_config(fine)["flatten"]["kind"] == "docs"

@@ -124,7 +124,7 @@ def test_another_folder_into_a_corpus_is_refused_until_replace(store_url, tmp_pa
         assert corpus_sources(store_url, "docs") == before
 
     again = run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store_url)
-    assert again.code == 0 and "2 unchanged" in again.stdout, again.stderr
+    assert again.code == 0 and "2 unchanged" in again.stderr, again.stderr
 
     replaced = run_cli("ingest", "--root", tmp_path / "other", "--corpus", "docs", "--replace",
                        "--store", store_url)  # fmt: skip
@@ -360,5 +360,5 @@ def test_an_older_store_on_either_backend_upgrades_and_adopts(store_url, tmp_pat
     with Store.open(store_url) as store:  # a writer applies m006: the corpus has no source yet
         assert store.db.execute("SELECT name, source FROM corpora").fetchall() == [("docs", None)]
     again = run_cli("index", tmp_path / "handbook", "--corpus", "docs", "--store", store_url)
-    assert again.code == 0 and "2 unchanged" in again.stdout, again.stderr
+    assert again.code == 0 and "2 unchanged" in again.stderr, again.stderr
     assert corpus_sources(store_url, "docs")[0] == f"root {(tmp_path / 'handbook').resolve()}"

@@ -445,9 +445,10 @@ def test_a_token_and_source_printed_for_a_name_with_a_line_break_work_when_given
     store = indexed_tree(tmp_path, {f"docs/{name}": "# Deploy\n\nRoll out the zebra.\n"}, "t")
     found = run_cli("search", "zebra", "--store", store)
     assert found.code == 0, found.stderr
-    token = found.stdout.splitlines()[0].split()[1]
-    assert "\n" not in token and "\r" not in token and "\t" not in token
-    shown = run_cli("show", token, "--store", store)
-    assert shown.code == 0 and "zebra" in shown.stdout, (token, shown.stderr)
-    page = run_cli("get", token.rsplit("#", 1)[0], "--store", store)
-    assert page.code == 0 and "zebra" in page.stdout, page.stderr
+    label = found.stdout.splitlines()[0].removeprefix("1. ").split("  ")[0]  # `source (slice 1)`
+    assert "\n" not in label and "\r" not in label and "\t" not in label
+    shown = run_cli("show", label, "--store", store)
+    assert shown.code == 0 and "zebra" in shown.stdout, (label, shown.stderr)
+    for asked in (label, label.rsplit(" (slice ", 1)[0]):  # the slice's document, the source
+        page = run_cli("get", asked, "--store", store)
+        assert page.code == 0 and "zebra" in page.stdout, page.stderr

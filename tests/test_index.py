@@ -317,7 +317,7 @@ def test_cli_index_search_json_queries_file_and_tier_line(tmp_path, store_url):
     store_path = store_url
     data = jsonl(tmp_path / "a.jsonl", DOCS)
     loaded = run_cli("index", data, "--corpus", "docs", "--store", store_path)
-    assert loaded.code == 0 and "4 added" in loaded.stdout
+    assert loaded.code == 0 and "4 added" in loaded.stderr and loaded.stdout == ""
     human = run_cli("search", "rollbacks", "--store", store_path)
     engine = lexical_engine(store_url)
     assert human.stderr.startswith(f"tier: lexical ({engine}) - no embeddings configured")

@@ -213,7 +213,8 @@ def test_drop_removes_one_corpus_and_keeps_the_others(store_url, tmp_path):
                    "-q").code == 0  # fmt: skip
     assert len(documents(store_url)) == 7
     text = run_cli("drop", "--corpus", "c", "--store", store_url)
-    assert text.code == 0 and "c: dropped (6 documents removed)" in text.stdout
+    assert text.code == 0 and "c: dropped (6 documents removed)" in text.stderr
+    assert text.stdout == ""  # data on stdout, diagnostics on stderr
 
 
 def test_drop_of_a_corpus_the_store_does_not_hold_is_a_usage_error(store_url, tmp_path):

@@ -200,7 +200,7 @@ def test_a_newline_in_a_file_name_cannot_break_the_line_layout(store_dir):
     found = run_cli("search", "crossing", "--store", store_dir).stdout.splitlines()
     assert any(line.startswith("notes/two\\nlines.md  [notes]") for line in listed)
     assert not any(line.startswith("lines.md") for line in listed)
-    assert found[0].startswith("1. notes/two\\nlines.md#1") and found[1] == "   Two\\nlines"
+    assert found[0].startswith("1. notes/two\\nlines.md (slice 1)") and found[1] == "   Two\\nlines"
     assert len(found) == 3  # the hit's line, its title, its snippet
 
 

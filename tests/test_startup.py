@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import flatten.cli.flatten
 from flatten.cli import quick
@@ -32,6 +34,8 @@ READ_PLAINLY = [
     ["--root", "d", "--root", "e", "--max-chars", "-5", "--workers", "256"],
     ["--root", "--kind", "--report", "-q"],  # a value may start with a dash
     ["-o", "-"],
+    # Paths on disk may be any bytes (a surrogate escape in argv): read plainly, as typer does.
+    ["--root", "d\udcff", "-o", "o\udcff", "--repo", "r\udcff", "--subdir", "s\udcff"],
 ]  # fmt: skip
 
 LEFT_TO_TYPER = [
@@ -39,6 +43,7 @@ LEFT_TO_TYPER = [
     ["--workers", "257"], ["--workers", "x"], ["--workers", "1.0"], ["--workers", "007"],
     ["--quiet=1"], ["-qo", "x"], ["-o=x"], ["-oout"], ["--max-pages", "3"], ["--delay", "1"],
     ["--root"], ["docs"], ["--", "--root", "d"], ["--rooot", "d"], ["--format", "json"],
+    ["--include", "\udcff"], ["--url", "u\udcff"],  # text that is not UTF-8: typer refuses it
 ]  # fmt: skip
 
 
@@ -67,6 +72,33 @@ def test_a_plain_command_line_is_read_as_typer_reads_it(args, monkeypatch):
     values, given = parsed
     assert _typed(values) == _typed({k: v for k, v in by_typer.items() if k != "given"})
     assert given == by_typer["given"]
+
+
+_WORDS = [*quick._FLAGS, "--", "-", "--max-pages", "-x", "", "--root=", "--root=x", "docs",
+          "code", "auto", "Docs", "0", "-0", "5", "-5", "256", "257", "native", "langchain",
+          "x=y", "=", "1e3", "\u00e9", "999999999999999999"]  # fmt: skip
+_ARG = st.one_of(st.sampled_from(_WORDS),
+                 st.builds("{}={}".format, st.sampled_from(list(quick._FLAGS)),
+                           st.sampled_from(_WORDS)))  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(args=st.lists(_ARG, max_size=6))
+def test_any_line_the_quick_reading_takes_typer_reads_the_same(args):
+    """Over generated lines: where the quick path reads one, typer reads the same values and
+    flags (or refuses only an empty path, by its own context-free pre-check)."""
+    parsed = quick.parse(args)
+    if parsed is None:
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        try:
+            by_typer = _typer_reading(list(args), patch)
+        except Exception as exc:  # typer's refusal: only its empty-path pre-check may differ
+            assert "empty-path" in str(exc), (args, exc)
+            return
+    values, given = parsed
+    assert _typed(values) == _typed({k: v for k, v in by_typer.items() if k != "given"}), args
+    assert given == by_typer["given"], args
 
 
 @pytest.mark.parametrize("args", LEFT_TO_TYPER, ids=" ".join)

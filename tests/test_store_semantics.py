@@ -172,7 +172,7 @@ def test_a_writer_killed_mid_load_leaves_the_previous_corpus_intact(store_url, t
     proc.wait()
     assert loaded_sources(store_url) == ["faq.md", "guide/deploy.md"]
     again = run_cli("index", tmp_path / "small.jsonl", "--corpus", "docs", "--store", store_url)
-    assert again.code == 0 and "2 unchanged" in again.stdout
+    assert again.code == 0 and "2 unchanged" in again.stderr
 
 
 def test_a_server_stopped_mid_load_leaves_the_previous_corpus_intact(tmp_path, monkeypatch):

@@ -55,13 +55,15 @@ def error_lines(exc: FlattenError) -> list[str]:
 
 
 def reported_exit_code(exc: FlattenError | KeyboardInterrupt | BrokenPipeError) -> int:
-    """Say on stderr what went wrong (nothing for a closed pipe) and return the exit code."""
+    """Say on stderr what went wrong (nothing for a closed pipe) and return the exit code. A
+    stop says what was written: nothing (every load's transaction rolled back), unless the
+    command that caught it says otherwise in its `written` (`flatten.cli.loading.load_into`)."""
     if isinstance(exc, FlattenError):
         for line in error_lines(exc):
             echo_err(line)
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
-        echo_err("interrupted: nothing was written")
+        echo_err(f"interrupted: {getattr(exc, 'written', None) or 'nothing was written'}")
         return interrupted_exit_code(exc)
     return 0  # the reader went away: not an error
 

@@ -16,6 +16,7 @@ from typer._click.exceptions import BadParameter, UsageError
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from flatten.cli.coerce import use_plain_coercion
+from flatten.cli.settings import ON_DISK, undecodable
 
 
 class ListArgument(TyperArgument):
@@ -39,7 +40,9 @@ class Command(TyperCommand):
         given = list(args)  # the parser consumes the list it is given
         try:
             _refuse_empty_paths(ctx, self.params, given)  # options only: no help to prepare
-            return super().parse_args(ctx, args)
+            rest = super().parse_args(ctx, args)
+            _refuse_undecodable(ctx, self.params)
+            return rest
         except UsageError as exc:  # typer's own click: `click.UsageError` is another class
             if "--json" in given[: given.index("--") if "--" in given else None]:
                 from flatten.cli.output import json_usage_error
@@ -65,6 +68,26 @@ def _refuse_empty_paths(ctx: Any, params: list[Any], args: list[str]) -> None:
                 ctx=ctx,
                 param=names[name],
             )
+
+
+def _refuse_undecodable(ctx: Any, params: list[Any]) -> None:
+    """`BadParameter` for a text value holding bytes that are not UTF-8 (`$'\\xff'`, a name
+    pasted from a Latin-1 terminal), except where a file on disk is meant (`ON_DISK`)."""
+    if ctx.resilient_parsing:  # shell completion: nothing runs
+        return
+    for param in params:
+        if param.name in ON_DISK or _names_a_path(param):
+            continue
+        value = ctx.params.get(param.name)
+        for text in value if isinstance(value, (list, tuple)) else (value,):
+            shown = undecodable(text) if isinstance(text, str) else None
+            if shown is not None:
+                raise BadParameter(
+                    f"'{shown}' is not UTF-8 text (a file name's bytes that are not UTF-8 are "
+                    "indexed written out as \\xNN, as here) (reason: not-utf8)",
+                    ctx=ctx,
+                    param=param,
+                )
 
 
 def _names_a_path(param: Any) -> bool:

@@ -408,6 +408,6 @@ def drop_command(
             report = drop_corpus(store, corpus)
         summary.add_load(report, 0)
         if not as_json and not quiet:
-            say(f"{corpus}: dropped ({report.removed:,} documents removed)")
+            say(f"{corpus}: dropped ({report.removed:,} documents removed)", err=True)
             if report.compacted:
-                say(f"  {report.compacted.summary()}")
+                say(f"  {report.compacted.summary()}", err=True)

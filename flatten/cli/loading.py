@@ -102,10 +102,12 @@ def load_into(
     if summary.partial and not options.partial:  # not a snapshot: it must not remove documents
         options = dataclasses.replace(options, partial=True)
     progress = Progress("embedding", enabled=talk)
+    committed: list[LoadReport] = []  # the text load, once its transaction is committed
 
     def loaded(report: LoadReport) -> None:
+        committed.append(report)
         if talk:
-            say(report.summary())
+            say(report.summary(), err=True)
         if options.embedding is not None:
             stack.enter_context(progress)  # the bar shows while embedding, not while loading
 
@@ -122,6 +124,12 @@ def load_into(
                 report = ingest_into(store, files, corpus, options, **into)
             else:
                 report = ingest_files(store_dir, files, corpus, options, **into)
+    except KeyboardInterrupt as exc:
+        if committed:  # stopped after the load's commit (while embedding): it stays
+            exc.written = f"{committed[0].corpus}: text index loaded" + (  # type: ignore[attr-defined]
+                "; embeddings incomplete, the next run resumes them" if options.embedding else ""
+            )
+        raise
     except TooManyRemovals as exc:
         exc.hint = f"if they should go, allow it: `{rerun_with('--max-delete', str(exc.removing))}`"
         raise
@@ -148,7 +156,7 @@ def load_into(
         raise
     add_ingest(summary, report)
     if talk and report.vectors is not None:
-        say(report.vectors.summary())
+        say(report.vectors.summary(), err=True)
 
 
 def ingest_options(

@@ -97,8 +97,9 @@ class Outcomes:
         try:
             yield
         except KeyboardInterrupt as stop:
+            under_way = getattr(stop, "written", None) or "the source under way was not loaded"
             say(f"interrupted: {what}: {self._done() or 'no source had finished'} before the "
-                "stop (those stay); the source under way was not loaded", err=True)  # fmt: skip
+                f"stop (those stay); {under_way}", err=True)  # fmt: skip
             # --json still prints a summary per source: the ones not done say `interrupted`.
             for summary in self.summaries:
                 if id(summary) not in self.settled:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+import crawl.options as crawl
 from flatten.cli.settings import MAX_PROCESSES, Kind
 from flatten.errors import UsageError
 
@@ -115,20 +116,27 @@ Scope = Annotated[
         help="Path prefix the crawl stays in \\[default: the URL's directory].",
     ),
 ]
-MaxPages = Annotated[int, typer.Option("--max-pages", min=1, help="Pages to fetch at most.")]
-MaxDepth = Annotated[int, typer.Option("--max-depth", min=0, help="Links to follow from the URL.")]
+# Bounded as the config's crawl settings are (`crawl.options`).
+MaxPages = Annotated[int, typer.Option("--max-pages", min=crawl.PAGES[0], max=crawl.PAGES[1],
+                                       help="Pages to fetch at most.")]  # fmt: skip
+MaxDepth = Annotated[int, typer.Option("--max-depth", min=crawl.DEPTH[0], max=crawl.DEPTH[1],
+                                       help="Links to follow from the URL.")]  # fmt: skip
 Concurrency = Annotated[
-    int, typer.Option("--concurrency", min=1, max=32, help="Requests in flight at once.")
-]
-# A crawl waits `--delay` and `--timeout` in full: `inf` would never end it.
+    int,
+    typer.Option("--concurrency", min=crawl.CONCURRENCY[0], max=crawl.CONCURRENCY[1],
+                 help="Requests in flight at once."),
+]  # fmt: skip
+# A crawl waits `--delay` and `--timeout` in full: `nan` passes every comparison.
 Delay = Annotated[
     float,
-    typer.Option("--delay", min=0, callback=finite,
+    typer.Option("--delay", min=crawl.DELAY[0], max=crawl.DELAY[1], callback=finite,
                  help="Seconds between requests (robots.txt Crawl-delay can raise it)."),
 ]  # fmt: skip
 Timeout = Annotated[
-    float, typer.Option("--timeout", min=0.1, callback=finite, help="Seconds for one page.")
-]
+    float,
+    typer.Option("--timeout", min=crawl.TIMEOUT[0], max=crawl.TIMEOUT[1], callback=finite,
+                 help="Seconds for one page."),
+]  # fmt: skip
 MaxPageSize = Annotated[
     str,
     typer.Option(

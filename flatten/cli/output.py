@@ -116,7 +116,7 @@ def results(response: SearchResponse, explain: bool = False) -> None:
         if r.keyword_match is not None:
             similarity = "-" if r.similarity is None else f"{r.similarity:.3f}"
             vector = f" similarity={similarity} keyword={'yes' if r.keyword_match else 'no'}"
-        say(f"{n}. {_f(r.token)}  {lines}  [{_f(r.corpus)}] score={r.score:.4g}{vector}")
+        say(f"{n}. {_f(r.label())}  {lines}  [{_f(r.corpus)}] score={r.score:.4g}{vector}")
         if explain and r.keyword_match is not None:
             say(f"   explain: lexical rank {r.lexical_rank or '-'}, vector rank "
                 f"{r.vector_rank or '-'}, fused {r.fused or 0:.6f} "
@@ -125,7 +125,7 @@ def results(response: SearchResponse, explain: bool = False) -> None:
             say("   " + ranking_text(r.ranking))
         section = f"  ({_f(' > '.join(r.section))})" if r.section else ""
         say(f"   {_f(r.title)}{section}")
-        if r.citation not in (r.token, r.source):  # a link, or the path with its lines
+        if r.citation not in (r.token, r.source, one_line(r.source)):  # a link, or path:lines
             say(f"   cite: {_f(r.citation)}")
         if r.snippet:
             say(f"   {_f(r.snippet)}")
@@ -190,8 +190,8 @@ def sources(found: list[SourceInfo], unmapped: int) -> None:
 
 def chunk(view: ChunkView) -> None:
     lines = f"  {view.range_text()}" if view.start_line else ""
-    say(f"{_f(view.token)}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
-    if view.citation not in (view.token, view.source):
+    say(f"{_f(view.label())}  [{_f(view.corpus)}] {_f(view.title)}{lines}")
+    if view.citation not in (view.token, view.source, one_line(view.source)):
         say(f"cite: {_f(view.citation)}")
     say("")
     say(view.content)

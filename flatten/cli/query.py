@@ -436,7 +436,12 @@ def sources_command(
 
 @fails_as_json
 def show_command(
-    token: Annotated[str, typer.Argument(help="<source>#<ordinal>, as search prints it.")],
+    token: Annotated[
+        str,
+        typer.Argument(
+            help="<source> (slice <ordinal>), as search prints it, or <source>#<ordinal>."
+        ),
+    ],
     corpus: Corpus = None,
     store_dir: StoreDir = None,
     config: Config = None,
@@ -447,7 +452,7 @@ def show_command(
     chunk = _read(store_dir, lambda s: documents.show(s, token, corpus=corpus, rules=rules))
     if chunk is None:
         raise FlattenError(f"no chunk {token} in the index", reason="no-chunk",
-                           hint="search prints tokens as <source>#<ordinal>")  # fmt: skip
+                           hint="search prints slices as <source> (slice <ordinal>)")  # fmt: skip
     if as_json:
         echo_json(chunk)
         return
@@ -456,7 +461,13 @@ def show_command(
 
 @fails_as_json
 def get_command(
-    source: Annotated[str, typer.Argument(help="A document's source, as sources lists it.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A document's source, as sources lists it (or a slice of it, as "
+            "search prints it: <source> (slice <ordinal>))."
+        ),
+    ],
     offset: Annotated[int, typer.Option("--offset", help="Continue from here.")] = 0,
     whole: Annotated[bool, typer.Option("--all", help="The whole document, not a page.")] = False,
     corpus: Corpus = None,
@@ -468,14 +479,21 @@ def get_command(
         raise UsageError(
             "--all gives the whole document; it takes no --offset", reason="bad-offset"
         )
+    from index.results import read_slice
     from index.suggest import Meant, did_you_mean, meant_in
 
     size = {"page_chars": sys.maxsize} if whole else {}
 
     def read(store: Store) -> tuple[documents.Page | None, Meant]:
         page = documents.get(store, source, offset=offset, corpus=corpus, **size)
+        if page is None and labelled is not None:  # `a.md (slice 3)`, copied from search
+            page = documents.get(store, labelled, offset=offset, corpus=corpus, **size)
         return page, Meant() if page is not None else meant_in(store, source, corpus)
 
+    # What search prints for a slice is its label (`index.results.Located.label`): its
+    # document, unless a document has that very name.
+    slice_of = read_slice(source) if source.endswith(")") else None
+    labelled = slice_of[0] if slice_of else None
     page, meant = _read(store_dir, read)
     if page is None:
         said = did_you_mean(meant)
@@ -488,7 +506,7 @@ def get_command(
     if as_json:
         echo_json(page)
         return
-    output.page(page, source)
+    output.page(page, source if labelled is None else page.source)
 
 
 @fails_as_json

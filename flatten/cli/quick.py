@@ -21,9 +21,11 @@ from flatten.cli.settings import (
     CRAWL_DEFAULTS,
     DEFAULTS,
     MAX_PROCESSES,
+    ON_DISK,
     Format,
     Kind,
     stdout_dash,
+    undecodable,
 )
 
 
@@ -133,6 +135,8 @@ def parse(args: list[str]) -> tuple[dict[str, Any], set[str]] | None:
                     if at == len(args):
                         raise _Declined  # the value is missing: typer's refusal
                     value = args[at]
+                if convert is _text and name not in ON_DISK and undecodable(value):
+                    raise _Declined  # not UTF-8: typer's refusal (`flatten.cli.help`)
                 converted = convert(value)
                 if name in _LISTS:
                     values[name] = [*(values[name] if name in given else ()), converted]

@@ -53,6 +53,25 @@ def size_text(size: int) -> str:
 MAX_PROCESSES = 256
 
 
+# Text parameters that name a file or folder on disk (a `Path` parameter does too): a Linux
+# file name may be any bytes, which Python hands over as surrogate escapes. Any other text of a
+# command line must be UTF-8: it is matched against the index's text, sent to a server or
+# printed, and a surrogate escape in it ended in a traceback (sqlite refuses to encode it).
+ON_DISK = frozenset({"store_dir", "paths", "repo", "subdir"})
+
+
+def undecodable(value: str) -> str | None:
+    """`value` as the index spells such a name (`flatten.sources.base.escape_name`: each byte
+    that is not UTF-8 as `\\xNN`) if it holds such a byte, else None."""
+    from flatten.sources.base import escape_name
+
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_name(value)
+    return None
+
+
 def read_config(path: Path | None) -> dict[str, Any]:
     """The config (`flatten.config.load_config`) with every section checked now, the index's too
     (citations, embeddings): a wrong key fails the command before it does anything, whichever

@@ -124,6 +124,38 @@ def m006_corpus_source(db: Any) -> None:
     db.execute(f"ALTER TABLE corpora ADD COLUMN source {T}")
 
 
+def m007_cjk_parts(db: Any) -> None:
+    """SQLite's m007 (`index.schema.m007_cjk_parts`): the chunks whose text has a CJK character
+    get `parts` re-derived, written again through the text index (a document at a time: its
+    postings and term counts are replaced as a load replaces them)."""
+    from index.text import CJK_CLASS, derived_parts
+    from index.textindex import ChunkText, DocumentText, text_index
+
+    raw = getattr(db, "raw", db)
+    found = raw.execute(
+        "SELECT DISTINCT c.document_id, t.corpus_id FROM text_chunks t "
+        "JOIN chunks c ON c.id = t.chunk_id "
+        "WHERE t.title ~ %(p)s OR t.section ~ %(p)s OR t.symbol ~ %(p)s OR t.body ~ %(p)s "
+        "ORDER BY 1",
+        {"p": CJK_CLASS},
+    ).fetchall()
+    text = text_index(db)
+    for document_id, corpus_id in found:
+        (title, path), *_ = raw.execute(
+            "SELECT title, path FROM text_documents WHERE document_id = %s", (document_id,)
+        ).fetchall() or [("", "")]
+        rows = raw.execute(
+            "SELECT t.chunk_id, t.title, t.section, t.symbol, t.body FROM text_chunks t "
+            "JOIN chunks c ON c.id = t.chunk_id WHERE c.document_id = %s ORDER BY 1",
+            (document_id,),
+        ).fetchall()
+        text.delete_document(corpus_id, document_id)
+        text.write_documents([DocumentText(document_id, title, path)])
+        text.write_chunks(corpus_id, [ChunkText(*r, derived_parts(*r[1:])) for r in rows])
+    for corpus_id in sorted({c for _, c in found}):
+        text.finish_load(corpus_id)  # type: ignore[attr-defined]
+
+
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
@@ -131,6 +163,7 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m004_document_template", m004_document_template),
     ("m005_document_fields", m005_document_fields),
     ("m006_corpus_source", m006_corpus_source),
+    ("m007_cjk_parts", m007_cjk_parts),
 ]
 
 
