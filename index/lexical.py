@@ -155,12 +155,21 @@ class Vocabulary:
         self.text = text_index(db)
         self._seen: Any = None
         self._docs: dict[str, int] = {}
+        self._chunks: int | None = None
 
     def refresh(self) -> None:
         """Forget the counts if the index changed (another connection committed, or this one)."""
         seen = self.text.version()
         if seen != self._seen or len(self._docs) > self.MAX_TERMS:
-            self._seen, self._docs = seen, {}
+            self._seen, self._docs, self._chunks = seen, {}, None
+
+    def chunks(self) -> int:
+        """How many chunks the index holds (BM25's N, and what makes a term common). Counted,
+        not read off the largest id: ids are never reused, so after a drop or many reloads the
+        largest id overstates the count, and every term looked rare."""
+        if self._chunks is None:
+            self._chunks = int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return self._chunks
 
     def docs(self, terms: list[str]) -> dict[str, int]:
         """Chunks holding each term (0: not in the index)."""
@@ -236,7 +245,7 @@ def plan(db: Any, query: str, vocabulary: Vocabulary | None = None) -> QueryPlan
     # A quoted phrase and a dotted name are each asked whole (as well as by their words).
     phrases = [p for p in [*quoted_phrases(query), *dotted_names(query)] if p not in words]
     phrases += [p for p in runs if p not in phrases]
-    chunks = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+    chunks = vocabulary.chunks()
     frequency = {w: _document_frequency(vocabulary, w) for w in words}
     spellings = compounds(vocabulary, words, {w for w in words if frequency[w] == 0})
     implied = _implied(vocabulary, query, words, frequency, spellings)

@@ -122,6 +122,11 @@ def test_a_drop_of_the_larger_corpus_compacts_and_answers_as_without_compaction(
     assert dropped(plain)["compacted"] is None
     assert (plain / "index.sqlite").stat().st_size > compacted["bytesBefore"] / 2
     assert _answers(store) == _answers(plain)
+    # And as a store that only ever held what remains: a term's commonness and BM25's N count
+    # the chunks there are, not the ids ever given (a drop once left every term looking rare).
+    fresh = tmp_path / "fresh"
+    assert run_cli("index", few, "--corpus", "other", "--store", fresh, "-q").code == 0
+    assert _answers(store) == _answers(fresh)
 
 
 def test_doctor_names_a_sparse_store_and_a_reload_of_the_same_input_compacts_it(tmp_path, full):
