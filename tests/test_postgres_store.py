@@ -108,6 +108,23 @@ def test_a_store_one_migration_behind_is_read_as_it_is_on_either_backend(store_u
             "SELECT name FROM schema_migrations")}  # fmt: skip
 
 
+def test_a_store_with_the_chunk_hash_index_is_read_then_loses_it_to_a_writer(store_url, tmp_path):
+    """m008 drops an index no query uses: a store that still has it reads as it is, and the
+    next writer drops it."""
+    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
+    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
+                     "--store", store_url)  # fmt: skip
+    assert loaded.code == 0, loaded.stderr
+    _back_to(store_url, "m008_no_chunk_hash_index", "CREATE INDEX chunks_hash ON chunks(hash)")
+    found = run_cli("search", "zebra", "--store", store_url)
+    assert found.code == 0 and "docs/install.md" in found.stdout, found.stderr
+    with Store.open(store_url) as writer:
+        assert "m008_no_chunk_hash_index" in {row[0] for row in writer.db.execute(
+            "SELECT name FROM schema_migrations")}  # fmt: skip
+        writer.db.execute("CREATE INDEX chunks_hash ON chunks(hash)")  # gone: made anew
+        writer.db.execute("DROP INDEX chunks_hash")
+
+
 def test_a_reader_that_may_not_make_temporary_views_is_told_to_upgrade(
     postgres_server, postgres_url, tmp_path
 ):
