@@ -129,8 +129,11 @@ def _lstat_mode(path: str) -> int | None:
         ) from error
 
 
-# The pid of a temporary file's writer, in its name. The random part is mkstemp's.
-_TEMPORARY = re.compile(r"\..+\.docs-flatten-(\d+)-[a-z0-9_]{8}\.tmp", re.DOTALL)
+# The pid of a temporary file's writer, in its name, as getpid gives it (ASCII digits, no
+# leading zero, below 2**32). The random part is mkstemp's.
+_TEMPORARY = re.compile(
+    r"\..+\.docs-flatten-([1-9][0-9]{0,9})-[a-z0-9_]{8}\.tmp", re.DOTALL | re.ASCII
+)
 # One name in a folder: at most 255 bytes on the file systems Linux and macOS use.
 _NAME_MAX = 255
 # A temporary file nobody has written to for this long may be removed once its lock is free
@@ -172,32 +175,39 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> list[s
     except OSError:
         return removed
     for entry in entries:
-        pid = temporary_writer(entry.name)
-        if pid is None or _running(pid):
-            continue
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:  # gone already, a link, or not ours to read
-            continue
-        try:
-            info = os.fstat(fd)
-            old = stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_SECONDS
-            if old and _lock(fd):
-                os.unlink(entry.path)
+            if _remove_if_stale(entry.path, temporary_writer(entry.name), now):
                 removed.append(entry.path)
-        except OSError:  # removed by another run meanwhile, or a folder that allows no removal
-            pass
-        finally:
-            os.close(fd)
+        except (OSError, ValueError, OverflowError):  # left as it is: no sweep fails a run
+            continue
     return removed
 
 
+def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
+    if pid is None or _running(pid):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # gone already, a link, or not ours to read
+        return False
+    try:
+        info = os.fstat(fd)
+        old = stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_SECONDS
+        if old and _lock(fd):
+            os.unlink(path)
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
 def _running(pid: int) -> bool:
+    """Whether `pid` may run here: False only when it surely runs no more."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # another user's process: it runs
+    except (OSError, OverflowError, ValueError):  # another user's; a pid past what kill takes
         return True
     return True
 

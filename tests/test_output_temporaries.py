@@ -18,7 +18,7 @@ from flatten.writer import (
     temporary_writer,
     write_jsonl,
 )
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, run_cli, write
 
 _KILLED_MID_WRITE = textwrap.dedent(
     """
@@ -146,3 +146,30 @@ def test_a_leftover_temporary_of_another_output_is_not_read_as_input(tmp_path):
     (tree / ".old.jsonl.docs-flatten-99999-abcd1234.tmp").write_text('{"id": "x#1"}\n')
     sources = {r.source for r in flatten_root(tree, FlattenOptions(kind="auto"))}
     assert sources == {"a.md"}
+
+
+def test_a_pid_past_what_can_be_checked_leaves_the_file_and_fails_no_run(tmp_path):
+    # os.kill takes no pid past 2**31 - 1 (OverflowError): every -o into this folder failed,
+    # with a traceback. A pid that cannot be checked is no sign its writer is gone.
+    write(tmp_path / "tree", {"a.md": "# A\n\nalpha\n"})
+    folder = tmp_path / "o"
+    folder.mkdir()
+    # The last is no name of ours: Arabic-Indic digits, never what getpid gives (it was
+    # read as pid 3333333, and removed).
+    names = [f".x.docs-flatten-{pid}-abcdefgh.tmp" for pid in (2**31, 9999999999, "٣" * 7)]
+    for name in names:
+        (folder / name).write_bytes(b"partial")
+        _age(folder / name)
+    done = run_cli("flatten", "--root", tmp_path / "tree", "--kind", "auto", "-q",
+                   "-o", folder / "out.jsonl")  # fmt: skip
+    assert done.code == 0 and "Traceback" not in done.stderr, done.stderr
+    assert temporaries(folder) == sorted(names)
+    assert [temporary_writer(name) for name in names] == [2**31, 9999999999, None]
+
+
+def test_only_the_pids_this_tool_writes_are_read_from_a_name():
+    # ASCII digits, no leading zero, at most ten of them (a pid is below 2**32).
+    for pid in ("0", "0123", "9" * 11, "\u0663" * 4, "\uff11\uff12", "+12", "1_0", " 12"):
+        assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") is None, pid
+    for pid in ("1", "10", "4194304", "9999999999"):
+        assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") == int(pid)
