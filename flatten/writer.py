@@ -14,8 +14,9 @@ What a named output (`-o`, `--report`) may be, and what happens to it:
 A temporary file is named `.<target name>.docs-flatten-<pid>-<random>.tmp` and locked (flock)
 by its writer while it is open. A process killed outright (SIGKILL: the OOM killer, `kill -9`, a
 CI timeout) runs no clean-up and leaves it behind: the next run writing into that folder removes
-it only when all of these say its writer is gone (`remove_stale_temporaries`): no process holds
-its lock, its pid runs no more, and nobody has written to it for `STALE_SECONDS`.
+it only when all of these say its writer is gone (`remove_stale_temporaries`): its lock can be
+taken (no process holds it, and the file system has locks), its pid runs no more, and nobody
+has written to it for `STALE_SECONDS`.
 """
 
 from __future__ import annotations
@@ -161,13 +162,15 @@ def _temporary_prefix(target: str, pid: int) -> str:
 
 def remove_stale_temporaries(directory: str, now: float | None = None) -> list[str]:
     """Remove the temporary files that killed writers left in `directory`; return their paths.
-    A file is removed only when no process holds its lock (a live writer, or a worker it
-    forked, does), its writer's pid runs no more here, and nobody has written to it for
-    `STALE_SECONDS`: the lock or the pid alone can mislead (a file system that ignores locks,
-    a pid of another machine or container sharing the folder, a reused pid), and a writer that
-    is slow or stopped keeps its file fresh or its pid alive. Another user's files, links and
-    anything else are left alone; so is an older version's `.<target>.<random>.tmp`, which
-    says nothing of its writer."""
+    A file is removed only when its lock can be taken (a live writer, or a worker it forked,
+    holds it; where the file system has no locks the file stays), its writer's pid runs no
+    more here, and nobody has written to it for `STALE_SECONDS`: the lock or the pid alone can
+    mislead (a file system that ignores locks, a pid of another machine or container sharing
+    the folder, a reused pid), and a writer that is slow or stopped keeps its file fresh or its
+    pid alive. Only a regular file is opened, and removed only while its name still leads to
+    it: another user's files, links, FIFOs, devices and a file renamed over the name meanwhile
+    are left alone; so is an older version's `.<target>.<random>.tmp`, which says nothing of
+    its writer."""
     now = time.time() if now is None else now
     removed: list[str] = []
     try:
@@ -184,21 +187,30 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> list[s
 
 
 def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
+    """Remove `path` (named as a temporary file of `pid`) if its writer is surely gone; an
+    OSError (gone already, not ours to read, a folder that allows no removal) leaves it."""
     if pid is None or _running(pid):
         return False
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:  # gone already, a link, or not ours to read
+    named = os.lstat(path)
+    if not stat.S_ISREG(named.st_mode):  # a link, FIFO or device is not opened at all
         return False
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
-        old = stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_SECONDS
-        if old and _lock(fd):
-            os.unlink(path)
-            return True
-        return False
+        if not _same_file(info, named) or now - info.st_mtime <= STALE_SECONDS:
+            return False
+        # Removed by name: only while the name is still the file opened and checked (one
+        # renamed over it meanwhile, in a shared folder, stays).
+        if not _lock(fd) or not _same_file(os.lstat(path), info):
+            return False
+        os.unlink(path)
+        return True
     finally:
         os.close(fd)
+
+
+def _same_file(one: os.stat_result, other: os.stat_result) -> bool:
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
 
 def _running(pid: int) -> bool:
@@ -215,18 +227,17 @@ def _running(pid: int) -> bool:
 def _lock(fd: int) -> bool:
     """An exclusive flock on `fd`, if no process holds one: held by the open file, so by every
     process that inherited it (forked workers), and released by the kernel when the last of
-    them ends, however it ends. True when taken, or where locks are not to be had (no fcntl,
-    a file system without them): the other checks then decide."""
+    them ends, however it ends. True only when taken: False when held, and where locks are
+    not to be had (no fcntl; ENOLCK from NFS mounted `nolock`, a FUSE or SMB mount's
+    EOPNOTSUPP), since a lock not tested says nothing of a writer elsewhere."""
     try:
         import fcntl
     except ImportError:
-        return True
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except OSError:  # held (EWOULDBLOCK), or not to be had here
         return False
-    except OSError:
-        return True
     return True
 
 

@@ -4,6 +4,8 @@ gone: a writer killed outright (SIGKILL) cannot remove its own."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import signal
 import subprocess
@@ -11,6 +13,7 @@ import sys
 import textwrap
 import time
 
+from flatten import writer
 from flatten.writer import (
     STALE_SECONDS,
     OutputFile,
@@ -173,3 +176,74 @@ def test_only_the_pids_this_tool_writes_are_read_from_a_name():
         assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") is None, pid
     for pid in ("1", "10", "4194304", "9999999999"):
         assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") == int(pid)
+
+
+def _gone_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # reaped: its pid runs no more
+    return gone.pid
+
+
+def _stale_temporary(folder, random: str = "abcd1234"):
+    path = folder / f".out.jsonl.docs-flatten-{_gone_pid()}-{random}.tmp"
+    path.write_bytes(b"partial")
+    _age(path)
+    return path
+
+
+_IN_OPEN = 0x20  # inotify(7)
+
+
+def _opens_seen(path):
+    """A call that says whether `path` was opened since this one (inotify, Linux)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert fd >= 0 and libc.inotify_add_watch(fd, os.fsencode(path), _IN_OPEN) >= 0
+
+    def seen() -> bool:
+        try:
+            return bool(os.read(fd, 4096))
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    return seen
+
+
+def test_a_fifo_named_as_a_stale_temporary_is_neither_opened_nor_removed(tmp_path):
+    # Opening a FIFO wakes a writer waiting for its reader; a device's open may do anything.
+    fifo = tmp_path / f".out.jsonl.docs-flatten-{_gone_pid()}-fifo1234.tmp"
+    os.mkfifo(fifo)
+    _age(fifo)
+    opened = _opens_seen(fifo)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert not opened() and temporaries(tmp_path) == [fifo.name]
+
+
+def test_a_file_renamed_over_a_stale_temporary_while_it_is_checked_is_kept(tmp_path, monkeypatch):
+    left = _stale_temporary(tmp_path)
+    theirs = tmp_path / "theirs"
+    theirs.write_bytes(b"another's file")
+    lock = writer._lock
+
+    def renamed_over_meanwhile(fd: int) -> bool:  # in a shared folder, another user's rename
+        os.replace(theirs, left)
+        return lock(fd)
+
+    monkeypatch.setattr(writer, "_lock", renamed_over_meanwhile)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert left.read_bytes() == b"another's file"
+
+
+def test_where_locks_cannot_be_had_a_stale_looking_temporary_is_kept(tmp_path, monkeypatch):
+    # NFS mounted nolock answers ENOLCK: a live writer on another host may hold the file.
+    import fcntl
+
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    left = _stale_temporary(tmp_path)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert temporaries(tmp_path) == [left.name]
