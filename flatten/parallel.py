@@ -230,6 +230,8 @@ def _forked_map(
     dies is seen by its sentinel, where a Pool would wait forever. The Nones that end the
     workers follow the last number at once: a worker with nothing left exits while the
     others finish, so waiting for the workers to exit adds little to the end of the run.
+    An exit code 0 is such an end only once the Nones are out; a chunk still missing when no
+    worker is left was held by one that ended (`WorkerLost` either way, never a wait).
     """
     import multiprocessing
     from multiprocessing.connection import wait
@@ -263,24 +265,38 @@ def _forked_map(
                 for _ in processes:
                     tasks_out.send(None)
 
+    def receive() -> None:
+        try:
+            index, ok, value = results_in.recv()
+        except EOFError:  # every worker is gone, and a result with them
+            for process in processes:
+                process.join(5)
+            raise _lost(processes) from None
+        if not ok:
+            raise value
+        finished[index] = value
+
     try:
         send_up_to(window)
         while done < chunks:
             while done not in finished:
                 ready = wait(watched)
-                if results_in not in ready:
-                    ended = [p for p in processes if p.sentinel in ready]
-                    for process in ended:
-                        process.join(5)  # its exit code is known a moment after its sentinel
-                    if any(process.exitcode != 0 for process in ended):
-                        raise _lost([p for p in ended if p.exitcode != 0])
-                    # Exited when sent None, so with all its results in the pipe already.
-                    watched = [w for w in watched if w not in ready]
+                if results_in in ready:
+                    receive()
                     continue
-                index, ok, value = results_in.recv()
-                if not ok:
-                    raise value
-                finished[index] = value
+                ended = [p for p in processes if p.sentinel in ready]
+                for process in ended:
+                    process.join(5)  # its exit code is known a moment after its sentinel
+                # Exit code 0 is a worker that took its None only once the Nones are out:
+                # before, it is one that ended holding a chunk (os._exit(0) in a library).
+                if sent < chunks or any(process.exitcode != 0 for process in ended):
+                    raise _lost(ended)
+                watched = [w for w in watched if w not in ready]
+                if len(watched) == 1:  # no worker left: what they sent is in the pipe
+                    while done not in finished and results_in.poll():
+                        receive()
+                    if done not in finished:  # one took a chunk, not a None, and ended
+                        raise _lost(ended)
             result = finished.pop(done)
             done += 1
             send_up_to(done + window)
@@ -310,7 +326,8 @@ def _widen(pipe: Connection) -> None:
 
 
 def _lost(ended: list[BaseProcess]) -> WorkerLost:
-    code = ended[0].exitcode
+    """The error for a worker lost among `ended` (one that did not exit 0, if any did not)."""
+    code = next((p.exitcode for p in ended if p.exitcode != 0), ended[0].exitcode)
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     return WorkerLost(f"a worker process ended in the middle of the run ({how})",
                       reason="worker-lost",
@@ -348,7 +365,9 @@ def _serve(
         try:
             start, end = bounds[index]
             message = ForkingPickler.dumps((index, True, fn(items[start:end])))
-        except Exception as exc:  # the parent raises it
+        except KeyboardInterrupt:  # a stop ends the worker, as ever (no signal raises one
+            raise  # here: SIGINT is ignored, SIGTERM kills, see `_enter_worker`)
+        except BaseException as exc:  # the parent raises it: a SystemExit too, as the chunk's
             message = ForkingPickler.dumps((index, False, _portable(exc)))
         with give:
             try:
@@ -357,10 +376,13 @@ def _serve(
                 return
 
 
-def _portable(exc: Exception) -> Exception:
-    """`exc`, or a RuntimeError naming it when it cannot be pickled."""
+def _portable(exc: BaseException) -> Exception:
+    """`exc`, or a RuntimeError naming it when it cannot be pickled or is no Exception (a
+    SystemExit raised in the parent would end it as if the run had gone well)."""
     from multiprocessing.reduction import ForkingPickler
 
+    if not isinstance(exc, Exception):
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
     try:
         ForkingPickler.loads(ForkingPickler.dumps(exc))
     except Exception:

@@ -14,8 +14,9 @@ What a named output (`-o`, `--report`) may be, and what happens to it:
 A temporary file is named `.<target name>.docs-flatten-<pid>-<random>.tmp` and locked (flock)
 by its writer while it is open. A process killed outright (SIGKILL: the OOM killer, `kill -9`, a
 CI timeout) runs no clean-up and leaves it behind: the next run writing into that folder removes
-it only when all of these say its writer is gone (`remove_stale_temporaries`): no process holds
-its lock, its pid runs no more, and nobody has written to it for `STALE_SECONDS`.
+it only when all of these say its writer is gone (`remove_stale_temporaries`): its lock can be
+taken (no process holds it, and the file system has locks), its pid runs no more, and nobody
+has written to it for `STALE_SECONDS`.
 """
 
 from __future__ import annotations
@@ -129,8 +130,11 @@ def _lstat_mode(path: str) -> int | None:
         ) from error
 
 
-# The pid of a temporary file's writer, in its name. The random part is mkstemp's.
-_TEMPORARY = re.compile(r"\..+\.docs-flatten-(\d+)-[a-z0-9_]{8}\.tmp", re.DOTALL)
+# The pid of a temporary file's writer, in its name, as getpid gives it (ASCII digits, no
+# leading zero, below 2**32). The random part is mkstemp's.
+_TEMPORARY = re.compile(
+    r"\..+\.docs-flatten-([1-9][0-9]{0,9})-[a-z0-9_]{8}\.tmp", re.DOTALL | re.ASCII
+)
 # One name in a folder: at most 255 bytes on the file systems Linux and macOS use.
 _NAME_MAX = 255
 # A temporary file nobody has written to for this long may be removed once its lock is free
@@ -158,13 +162,15 @@ def _temporary_prefix(target: str, pid: int) -> str:
 
 def remove_stale_temporaries(directory: str, now: float | None = None) -> list[str]:
     """Remove the temporary files that killed writers left in `directory`; return their paths.
-    A file is removed only when no process holds its lock (a live writer, or a worker it
-    forked, does), its writer's pid runs no more here, and nobody has written to it for
-    `STALE_SECONDS`: the lock or the pid alone can mislead (a file system that ignores locks,
-    a pid of another machine or container sharing the folder, a reused pid), and a writer that
-    is slow or stopped keeps its file fresh or its pid alive. Another user's files, links and
-    anything else are left alone; so is an older version's `.<target>.<random>.tmp`, which
-    says nothing of its writer."""
+    A file is removed only when its lock can be taken (a live writer, or a worker it forked,
+    holds it; where the file system has no locks the file stays), its writer's pid runs no
+    more here, and nobody has written to it for `STALE_SECONDS`: the lock or the pid alone can
+    mislead (a file system that ignores locks, a pid of another machine or container sharing
+    the folder, a reused pid), and a writer that is slow or stopped keeps its file fresh or its
+    pid alive. Only a regular file is opened, and removed only while its name still leads to
+    it: another user's files, links, FIFOs, devices and a file renamed over the name meanwhile
+    are left alone; so is an older version's `.<target>.<random>.tmp`, which says nothing of
+    its writer."""
     now = time.time() if now is None else now
     removed: list[str] = []
     try:
@@ -172,32 +178,48 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> list[s
     except OSError:
         return removed
     for entry in entries:
-        pid = temporary_writer(entry.name)
-        if pid is None or _running(pid):
-            continue
         try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:  # gone already, a link, or not ours to read
-            continue
-        try:
-            info = os.fstat(fd)
-            old = stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_SECONDS
-            if old and _lock(fd):
-                os.unlink(entry.path)
+            if _remove_if_stale(entry.path, temporary_writer(entry.name), now):
                 removed.append(entry.path)
-        except OSError:  # removed by another run meanwhile, or a folder that allows no removal
-            pass
-        finally:
-            os.close(fd)
+        except (OSError, ValueError, OverflowError):  # left as it is: no sweep fails a run
+            continue
     return removed
 
 
+def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
+    """Remove `path` (named as a temporary file of `pid`) if its writer is surely gone; an
+    OSError (gone already, not ours to read, a folder that allows no removal) leaves it."""
+    if pid is None or _running(pid):
+        return False
+    named = os.lstat(path)
+    if not stat.S_ISREG(named.st_mode):  # a link, FIFO or device is not opened at all
+        return False
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not _same_file(info, named) or now - info.st_mtime <= STALE_SECONDS:
+            return False
+        # Removed by name: only while the name is still the file opened and checked (one
+        # renamed over it meanwhile, in a shared folder, stays).
+        if not _lock(fd) or not _same_file(os.lstat(path), info):
+            return False
+        os.unlink(path)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _same_file(one: os.stat_result, other: os.stat_result) -> bool:
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+
+
 def _running(pid: int) -> bool:
+    """Whether `pid` may run here: False only when it surely runs no more."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # another user's process: it runs
+    except (OSError, OverflowError, ValueError):  # another user's; a pid past what kill takes
         return True
     return True
 
@@ -205,18 +227,17 @@ def _running(pid: int) -> bool:
 def _lock(fd: int) -> bool:
     """An exclusive flock on `fd`, if no process holds one: held by the open file, so by every
     process that inherited it (forked workers), and released by the kernel when the last of
-    them ends, however it ends. True when taken, or where locks are not to be had (no fcntl,
-    a file system without them): the other checks then decide."""
+    them ends, however it ends. True only when taken: False when held, and where locks are
+    not to be had (no fcntl; ENOLCK from NFS mounted `nolock`, a FUSE or SMB mount's
+    EOPNOTSUPP), since a lock not tested says nothing of a writer elsewhere."""
     try:
         import fcntl
     except ImportError:
-        return True
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except OSError:  # held (EWOULDBLOCK), or not to be had here
         return False
-    except OSError:
-        return True
     return True
 
 

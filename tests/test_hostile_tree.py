@@ -424,6 +424,24 @@ def test_writers_temporary_file_beside_the_output_is_never_listed(tmp_path):
     assert got == {".other.tmp": "kept", "a.md": "kept", "out.jsonl": "output"}
 
 
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_file_named_as_a_temporary_output_is_reported_skipped(make_repo, tmp_path, in_git):
+    # Another run's bytes in flight, one a killed run left, or a user's file of that shape:
+    # never read as input, and never dropped without a word either.
+    root = make_repo().path if in_git else tmp_path / "plain"
+    left = "docs/.notes.docs-flatten-12-abcdefgh.tmp"
+    write(root, {"a.md": "# A\nalpha\n", left: "# Notes\nbeta\n"})
+    if in_git:
+        subprocess.run(["git", "-C", str(root), "add", "-f", "."], check=True)
+    report_path = tmp_path / "report.json"
+    done = run_cli("flatten", "--root", root, "--kind", "auto", "-q", "--report", report_path)
+    assert done.code == 0, done.stderr
+    assert [record["source"] for record in done.records()] == ["a.md"]
+    report = json.loads(report_path.read_text())
+    assert {s["path"]: s["reason"] for s in report["skipped"]} == {left: "temporary-output"}
+    assert report["files"]["seen"] == 2
+
+
 def test_lone_cr_line_endings_are_lines():
     assert decode(b"# T\rone\r\r## Two\r\ntwo\r").text == "# T\none\n\n## Two\ntwo\n"
 

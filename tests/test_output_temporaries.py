@@ -4,6 +4,8 @@ gone: a writer killed outright (SIGKILL) cannot remove its own."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import signal
 import subprocess
@@ -11,6 +13,7 @@ import sys
 import textwrap
 import time
 
+from flatten import writer
 from flatten.writer import (
     STALE_SECONDS,
     OutputFile,
@@ -18,7 +21,7 @@ from flatten.writer import (
     temporary_writer,
     write_jsonl,
 )
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, run_cli, write
 
 _KILLED_MID_WRITE = textwrap.dedent(
     """
@@ -146,3 +149,101 @@ def test_a_leftover_temporary_of_another_output_is_not_read_as_input(tmp_path):
     (tree / ".old.jsonl.docs-flatten-99999-abcd1234.tmp").write_text('{"id": "x#1"}\n')
     sources = {r.source for r in flatten_root(tree, FlattenOptions(kind="auto"))}
     assert sources == {"a.md"}
+
+
+def test_a_pid_past_what_can_be_checked_leaves_the_file_and_fails_no_run(tmp_path):
+    # os.kill takes no pid past 2**31 - 1 (OverflowError): every -o into this folder failed,
+    # with a traceback. A pid that cannot be checked is no sign its writer is gone.
+    write(tmp_path / "tree", {"a.md": "# A\n\nalpha\n"})
+    folder = tmp_path / "o"
+    folder.mkdir()
+    # The last is no name of ours: Arabic-Indic digits, never what getpid gives (it was
+    # read as pid 3333333, and removed).
+    names = [f".x.docs-flatten-{pid}-abcdefgh.tmp" for pid in (2**31, 9999999999, "٣" * 7)]
+    for name in names:
+        (folder / name).write_bytes(b"partial")
+        _age(folder / name)
+    done = run_cli("flatten", "--root", tmp_path / "tree", "--kind", "auto", "-q",
+                   "-o", folder / "out.jsonl")  # fmt: skip
+    assert done.code == 0 and "Traceback" not in done.stderr, done.stderr
+    assert temporaries(folder) == sorted(names)
+    assert [temporary_writer(name) for name in names] == [2**31, 9999999999, None]
+
+
+def test_only_the_pids_this_tool_writes_are_read_from_a_name():
+    # ASCII digits, no leading zero, at most ten of them (a pid is below 2**32).
+    for pid in ("0", "0123", "9" * 11, "\u0663" * 4, "\uff11\uff12", "+12", "1_0", " 12"):
+        assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") is None, pid
+    for pid in ("1", "10", "4194304", "9999999999"):
+        assert temporary_writer(f".x.docs-flatten-{pid}-abcdefgh.tmp") == int(pid)
+
+
+def _gone_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)  # reaped: its pid runs no more
+    return gone.pid
+
+
+def _stale_temporary(folder, random: str = "abcd1234"):
+    path = folder / f".out.jsonl.docs-flatten-{_gone_pid()}-{random}.tmp"
+    path.write_bytes(b"partial")
+    _age(path)
+    return path
+
+
+_IN_OPEN = 0x20  # inotify(7)
+
+
+def _opens_seen(path):
+    """A call that says whether `path` was opened since this one (inotify, Linux)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert fd >= 0 and libc.inotify_add_watch(fd, os.fsencode(path), _IN_OPEN) >= 0
+
+    def seen() -> bool:
+        try:
+            return bool(os.read(fd, 4096))
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    return seen
+
+
+def test_a_fifo_named_as_a_stale_temporary_is_neither_opened_nor_removed(tmp_path):
+    # Opening a FIFO wakes a writer waiting for its reader; a device's open may do anything.
+    fifo = tmp_path / f".out.jsonl.docs-flatten-{_gone_pid()}-fifo1234.tmp"
+    os.mkfifo(fifo)
+    _age(fifo)
+    opened = _opens_seen(fifo)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert not opened() and temporaries(tmp_path) == [fifo.name]
+
+
+def test_a_file_renamed_over_a_stale_temporary_while_it_is_checked_is_kept(tmp_path, monkeypatch):
+    left = _stale_temporary(tmp_path)
+    theirs = tmp_path / "theirs"
+    theirs.write_bytes(b"another's file")
+    lock = writer._lock
+
+    def renamed_over_meanwhile(fd: int) -> bool:  # in a shared folder, another user's rename
+        os.replace(theirs, left)
+        return lock(fd)
+
+    monkeypatch.setattr(writer, "_lock", renamed_over_meanwhile)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert left.read_bytes() == b"another's file"
+
+
+def test_where_locks_cannot_be_had_a_stale_looking_temporary_is_kept(tmp_path, monkeypatch):
+    # NFS mounted nolock answers ENOLCK: a live writer on another host may hold the file.
+    import fcntl
+
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    left = _stale_temporary(tmp_path)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    assert remove_stale_temporaries(str(tmp_path)) == []
+    assert temporaries(tmp_path) == [left.name]

@@ -96,6 +96,52 @@ def test_a_worker_killed_mid_run_is_a_named_error_not_a_hang():
     assert f"killed by signal {int(signal.SIGKILL)}" in done.stdout
 
 
+_ENDED_QUIETLY = textwrap.dedent(
+    """
+    import os, sys
+    from flatten.errors import FlattenError
+    from flatten.parallel import ordered_map
+
+    how, at = sys.argv[1], int(sys.argv[2])
+
+    def end_at(x):
+        if x == at:
+            if how == "exit":  # a library ending the process itself: no result, exit code 0
+                os._exit(0)
+            sys.exit(0)
+        return x
+
+    try:
+        list(ordered_map(end_at, list(range(1000)), workers=2))
+    except FlattenError as exc:
+        print(type(exc).__name__, exc.reason, exc.message)
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+    """
+)
+
+
+def _ended_quietly(how: str, at: int) -> str:
+    # Run apart, with a bound: the failure this guards against is a wait without end.
+    done = subprocess.run([sys.executable, "-c", _ENDED_QUIETLY, how, str(at)], cwd=PROJECT,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("at", [100, 999])  # a chunk sent early; the last chunk, Nones sent
+def test_a_worker_that_exits_0_holding_a_chunk_is_a_lost_worker_not_a_hang(at):
+    assert _ended_quietly("exit", at) == (
+        "WorkerLost worker-lost a worker process ended in the middle of the run (exit code 0)"
+    )
+
+
+@pytest.mark.parametrize("at", [100, 999])
+def test_sys_exit_in_the_function_is_an_error_of_its_chunk_raised_in_the_caller(at):
+    # Not an end of the worker (its chunk lost), nor a SystemExit ending the caller quietly.
+    assert _ended_quietly("sys.exit", at) == "RuntimeError SystemExit: 0"
+
+
 def _slow_last(x: int) -> int:
     if x == 399:  # the last item: the other worker runs out of chunks, is sent None and exits
         import time

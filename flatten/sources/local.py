@@ -80,8 +80,8 @@ def list_tree(
             if output == "temporary":
                 continue  # this run's bytes in flight, not a file of the tree (its name is random)
             if output:
-                named.append(Skip(escape_name(prefix + e.rel_path), "output",
-                                  "this run's own output file"))  # fmt: skip
+                named.append(Skip(escape_name(prefix + e.rel_path), output,
+                                  _OUTPUT_SKIPS[output]))  # fmt: skip
             else:
                 shown = escape_name(prefix + e.rel_path)
                 named.append(e if shown == e.rel_path else replace(e, rel_path=shown))
@@ -91,10 +91,17 @@ def list_tree(
     return method, named
 
 
+_OUTPUT_SKIPS = {
+    "output": "this run's own output file",
+    "temporary-output": "a docs-flatten temporary output file (another run's, or a killed one's)",
+}
+
+
 def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
-    """Whether a real path is one of `outputs` ("output"), a writer's temporary file (of one of
-    them, or this tool's name for one, `flatten.writer.temporary_writer`: "temporary"), or
-    neither (None)."""
+    """Whether a real path is one of `outputs` ("output"), a temporary file of this run's
+    writer (or an older version's beside one of them: "temporary"), any other file named as
+    this tool's temporary output (`flatten.writer.temporary_writer`: "temporary-output"), or
+    none of these (None)."""
     targets = set()
     for output in outputs:
         path = os.path.abspath(output)
@@ -103,8 +110,9 @@ def _output_matcher(outputs: Sequence[str]) -> Callable[[str], str | None]:
 
     def is_output(real_path: str) -> str | None:
         directory, name = os.path.split(real_path)
-        if temporary_writer(name) is not None:  # any run's, or one a killed run left behind
-            return "temporary"
+        writer = temporary_writer(name)
+        if writer is not None:  # this run's; another run's, or one a killed run left behind
+            return "temporary" if writer == os.getpid() else "temporary-output"
         for out_dir, out_name in targets:
             if directory != out_dir:
                 continue
