@@ -85,13 +85,18 @@ def _back_to(store_url: str, migration: str, *statements: str) -> None:
         store.db.execute("DELETE FROM schema_migrations WHERE name = ?", (migration,))
 
 
-def test_a_store_one_migration_behind_is_read_as_it_is_on_either_backend(store_url, tmp_path):
-    """A migration that only adds columns (m006: corpora.source) leaves a store readers can
-    read: search and stats answer, the new column reads as its default, nothing is written."""
+def _handbook(store_url: str, tmp_path) -> None:
+    """One corpus, `docs`, of one page that mentions a zebra."""
     write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
     loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
                      "--store", store_url)  # fmt: skip
     assert loaded.code == 0, loaded.stderr
+
+
+def test_a_store_one_migration_behind_is_read_as_it_is_on_either_backend(store_url, tmp_path):
+    """A migration that only adds columns (m006: corpora.source) leaves a store readers can
+    read: search and stats answer, the new column reads as its default, nothing is written."""
+    _handbook(store_url, tmp_path)
     _back_to(store_url, "m006_corpus_source", "ALTER TABLE corpora DROP COLUMN source")
     found = run_cli("search", "zebra", "--store", store_url)
     assert found.code == 0 and "docs/install.md" in found.stdout, found.stderr
@@ -111,10 +116,7 @@ def test_a_store_one_migration_behind_is_read_as_it_is_on_either_backend(store_u
 def test_a_store_with_the_chunk_hash_index_is_read_then_loses_it_to_a_writer(store_url, tmp_path):
     """m008 drops an index no query uses: a store that still has it reads as it is, and the
     next writer drops it."""
-    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
-    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
-                     "--store", store_url)  # fmt: skip
-    assert loaded.code == 0, loaded.stderr
+    _handbook(store_url, tmp_path)
     _back_to(store_url, "m008_no_chunk_hash_index", "CREATE INDEX chunks_hash ON chunks(hash)")
     found = run_cli("search", "zebra", "--store", store_url)
     assert found.code == 0 and "docs/install.md" in found.stdout, found.stderr
@@ -132,10 +134,7 @@ def test_a_reader_that_may_not_make_temporary_views_is_told_to_upgrade(
     privilege gets the refusal a store lacking more would, not a server error."""
     from tests.pgserver import PASSWORD
 
-    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
-    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
-                     "--store", postgres_url)  # fmt: skip
-    assert loaded.code == 0, loaded.stderr
+    _handbook(postgres_url, tmp_path)
     _back_to(postgres_url, "m006_corpus_source", "ALTER TABLE corpora DROP COLUMN source")
     database = postgres_url.split("/")[-1].split("?")[0]
     role = f"reader_{database}"
@@ -158,10 +157,7 @@ def test_a_store_lacking_more_than_columns_is_refused_until_a_load_on_either_bac
 ):
     """m005 adds an index (and on SQLite a table) besides its column: a reader refuses the
     store with the same reason and hint on both backends; a writer upgrades it."""
-    write(tmp_path / "handbook", {"docs/install.md": "# Install\n\nRun the zebra installer.\n"})
-    loaded = run_cli("ingest", "--root", tmp_path / "handbook", "--corpus", "docs",
-                     "--store", store_url)  # fmt: skip
-    assert loaded.code == 0, loaded.stderr
+    _handbook(store_url, tmp_path)
     undo = ["DROP INDEX documents_locale", "ALTER TABLE documents DROP COLUMN locale"]
     if not store_url.startswith("postgresql://"):
         undo.append("DROP TABLE documents_fts")
