@@ -9,8 +9,9 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -386,3 +387,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     xdist worker collects the same order, as it must)."""
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(getattr(item, "originalname", item.name), len(rank)))
+
+
+def stop_once(proc: subprocess.Popen, ready: Callable[[], bool], signum: int, what: str) -> str:
+    """Send `signum` to `proc` once `ready()` (within two minutes; `what` names the moment
+    waited for), and return its stderr; killed if it outlives the test."""
+    try:
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert proc.poll() is None, f"it ended before {what}: {proc.communicate()[1]}"
+            assert time.monotonic() < deadline, f"{what} never came"
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        return proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()

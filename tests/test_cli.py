@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, assert_clean_failure, jsonl, record, run_cli, write
+from tests.conftest import (
+    FIXTURES,
+    assert_clean_failure,
+    jsonl,
+    record,
+    run_cli,
+    stop_once,
+    write,
+)
 
 
 def test_help_reads_well():
@@ -434,17 +442,8 @@ def test_a_signal_mid_load_rolls_the_index_back_and_exits_128_plus_its_number(tm
          str(store), "--max-delete", "100%"],
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while not _locked_for_writing(store / "index.sqlite"):
-            assert proc.poll() is None, "the load ended before its transaction was seen"
-            assert time.monotonic() < deadline, "the load never began"
-            time.sleep(0.005)
-        proc.send_signal(signum)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    stderr = stop_once(proc, lambda: _locked_for_writing(store / "index.sqlite"), signum,
+                       "the load's transaction")  # fmt: skip
     assert proc.returncode == code, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     listed = run_cli("sources", "--store", store, "--json")

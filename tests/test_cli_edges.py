@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, assert_clean_failure, run_cli
+from tests.conftest import FIXTURES, assert_clean_failure, run_cli, stop_once
 
 DOCS = FIXTURES / "docs-tree"
 
@@ -499,17 +499,8 @@ def test_a_stop_while_embedding_says_the_text_load_stays_and_the_next_run_resume
     proc = subprocess.Popen([sys.executable, "-m", "flatten", "index", str(DOCS), "--corpus",
                              "c", "--store", str(store), *embed],
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while not EmbeddingServer.requests:  # asked for vectors: the text load is done
-            assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, "the embedding never began"
-            time.sleep(0.01)
-        proc.send_signal(signum)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    # Asked for vectors: the text load is done.
+    stderr = stop_once(proc, lambda: bool(EmbeddingServer.requests), signum, "the embedding")
     assert proc.returncode == code, stderr
     assert "Traceback" not in stderr and "nothing was written" not in stderr
     assert stderr.rstrip().endswith(
