@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from flatten.sources.base import escape_name
 from flatten.userinfo import strip_credentials
 
 
@@ -23,8 +24,9 @@ def repo_corpus(repo: str) -> str:
 
 
 def root_corpus(root: str | os.PathLike[str]) -> str:
-    """The folder's own name (`.` resolved: `docs-flatten ingest --root .` in `handbook/`)."""
-    return Path(root).expanduser().resolve().name or str(root)
+    """The folder's own name (`.` resolved: `docs-flatten ingest --root .` in `handbook/`), its
+    bytes that are not UTF-8 written `\\xNN` as a file's source is."""
+    return escape_name(Path(root).expanduser().resolve().name or str(root))
 
 
 def url_corpus(url: str) -> str:

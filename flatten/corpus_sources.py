@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from flatten.sources.base import escape_name
 from flatten.userinfo import strip_credentials
 
 SOURCE_KINDS = ("repo", "root", "url")
@@ -36,7 +37,7 @@ def corpus_source(kind: str, value: str) -> str:
     if kind == "repo":
         return f"repo {_repo(value)}"
     if kind == "root":
-        return _folder(value)
+        return escape_name(_folder(value))  # a folder's name may be any bytes
     if kind == "url":
         return f"url {_host_and_path(strip_credentials(value.strip()))}"
     raise ValueError(f"not a source kind: {kind!r} (one of {', '.join(SOURCE_KINDS)})")

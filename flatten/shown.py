@@ -14,8 +14,12 @@ import re
 BIDI_CONTROLS = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
 _BREAKS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _WRITTEN = {char: f"\\u{ord(char):04x}" for char in BIDI_CONTROLS}
-ESCAPED_BIDI = str.maketrans(_WRITTEN)
-_ESCAPED = str.maketrans({**_BREAKS, **_WRITTEN})
+# A lone surrogate cannot be written as UTF-8: one from a file name's undecodable byte (Python's
+# surrogateescape) is written as that byte, `\xNN`, as a source spells it; any other as `\uXXXX`.
+_UNWRITABLE = {chr(c): f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+               for c in range(0xD800, 0xE000)}  # fmt: skip
+DISPLAY_ESCAPES = str.maketrans({**_WRITTEN, **_UNWRITABLE})
+_ESCAPED = str.maketrans({**_BREAKS, **_WRITTEN, **_UNWRITABLE})
 _READ_BACK = {shown: char for char, shown in {**_BREAKS, **_WRITTEN}.items()}
 _SHOWN = re.compile("|".join(re.escape(shown) for shown in _READ_BACK))
 

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Any
 
-from flatten.shown import ESCAPED_BIDI, as_written
+from flatten.shown import DISPLAY_ESCAPES, as_written
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # The index tokenizer's (unicode61's) tokens: runs of letters and digits; `_`, punctuation and
@@ -232,8 +232,9 @@ def fts_string(word: str) -> str:
 def safe_display(text: str) -> str:
     """Indexed text is untrusted: strip terminal escape and control sequences before printing,
     and write bidirectional overrides as `\\u202e` (the plain marks LRM, RLM and ALM stay:
-    right-to-left prose needs them), so nothing displays in another order than it reads."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text)).translate(ESCAPED_BIDI)
+    right-to-left prose needs them), so nothing displays in another order than it reads; a lone
+    surrogate (a path's undecodable byte) as `\\xNN`, since no UTF-8 output can hold it."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text)).translate(DISPLAY_ESCAPES)
 
 
 def clean(text: str) -> str:

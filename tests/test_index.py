@@ -534,3 +534,18 @@ def test_the_card_says_a_crawled_corpus_came_from_its_site(store, tmp_path):
     text = card(store)
     assert "corpus `site`: 1 documents, 1 chunks, from the site https://docs.example:8443/" in text
     assert "corpus `notes`: 1 documents, 1 chunks, from local files" in text
+
+
+def test_a_folder_named_in_bytes_that_are_not_utf8_is_ingested_under_its_escaped_name(
+    tmp_path, store_url
+):
+    # Its name became the default corpus name and the corpus's source with the raw bytes in
+    # them: a traceback at the store (SQLite and PostgreSQL take UTF-8 only).
+    folder = tmp_path / os.fsdecode(b"notes\xff")
+    write(folder, {"a.md": "# A\n\nzebra crossing\n"})
+    for command in (("ingest", "--root", folder), ("index", folder)):
+        done = run_cli(*command, "--store", store_url, "--json")
+        assert done.code == 0, done.stderr
+        assert "Traceback" not in done.stderr
+    stats = run_cli("stats", "--store", store_url)
+    assert "corpus notes\\xff: 1 documents" in stats.stdout, stats.stdout
