@@ -38,6 +38,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from flatten.errors import FlattenError, OutputError, write_failed
+from flatten.leftovers import STALE_SECONDS, may_run
 from flatten.record import dumps, end_mark, error_mark, is_stream, json_line
 
 __all__ = [
@@ -137,9 +138,6 @@ _TEMPORARY = re.compile(
 )
 # One name in a folder: at most 255 bytes on the file systems Linux and macOS use.
 _NAME_MAX = 255
-# A temporary file nobody has written to for this long may be removed once its lock is free
-# and its pid runs no more (the same bound as the vector sidecar's).
-STALE_SECONDS = 15 * 60
 
 
 def temporary_writer(name: str) -> int | None:
@@ -189,7 +187,7 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> list[s
 def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
     """Remove `path` (named as a temporary file of `pid`) if its writer is surely gone; an
     OSError (gone already, not ours to read, a folder that allows no removal) leaves it."""
-    if pid is None or _running(pid):
+    if pid is None or may_run(pid):
         return False
     named = os.lstat(path)
     if not stat.S_ISREG(named.st_mode):  # a link, FIFO or device is not opened at all
@@ -211,17 +209,6 @@ def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
 
 def _same_file(one: os.stat_result, other: os.stat_result) -> bool:
     return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
-
-
-def _running(pid: int) -> bool:
-    """Whether `pid` may run here: False only when it surely runs no more."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError, ValueError):  # another user's; a pid past what kill takes
-        return True
-    return True
 
 
 def _lock(fd: int) -> bool:

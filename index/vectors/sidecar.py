@@ -31,15 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from flatten.leftovers import STALE_SECONDS, may_run
 from index.vectors.storage import DTYPE, Matrix
 
 SIDECAR_NAME = "vectors.f32"
 MAGIC = b"DFVECS01"
 ALIGN = 4096  # rows start on a page boundary
 SAMPLES = 16  # rows compared with the store's bytes on each open
-# A temporary file nobody has written to for this long is a dead writer's, whatever its pid says
-# (the pid may have been reused, or be another machine's on a shared folder).
-STALE_SECONDS = 15 * 60
 
 
 def sidecar_path(store_file: Path) -> Path:
@@ -152,22 +150,12 @@ def remove_stale_temporaries(folder: Path, now: float | None = None) -> list[Pat
         pid = candidate.name.removeprefix(f".{SIDECAR_NAME}-").split("-")[0]
         try:
             stale = now - candidate.stat().st_mtime > STALE_SECONDS
-            if stale or (pid.isdigit() and not _running(int(pid))):
+            if stale or (pid.isdigit() and not may_run(int(pid))):
                 candidate.unlink()
                 removed.append(candidate)
         except OSError:  # gone already (another reader removed it), or not ours to remove
             continue
     return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: it runs
-        return True
-    return True
 
 
 def read_sidecar(path: Path, count: int, state: str, db: sqlite3.Connection) -> Matrix | None:
