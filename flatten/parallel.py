@@ -130,6 +130,12 @@ def ordered_map(
         yield from results
 
 
+def uses_processes(count: int, workers: int = 0) -> bool:
+    """Whether `ordered_chunks` starts worker processes for `count` items (`workers` 0: one
+    per CPU): only past one worker and `MIN_ITEMS_FOR_PROCESSES` items."""
+    return (workers or default_workers()) > 1 and count >= MIN_ITEMS_FOR_PROCESSES
+
+
 def ordered_chunks(
     fn: Callable[[list[T]], R],
     items: list[T],
@@ -146,10 +152,10 @@ def ordered_chunks(
     `fn` must be a module-level function, or a `functools.partial` of one (pickled by reference
     where workers are not forked).
     """
-    workers = workers or default_workers()
-    if workers <= 1 or len(items) < MIN_ITEMS_FOR_PROCESSES:
+    if not uses_processes(len(items), workers):
         yield from (fn([item]) for item in items)
         return
+    workers = workers or default_workers()
     bounds = chunk_bounds(len(items), chunk_size, workers)
     chunks: Iterator[list[T]] = (items[start:end] for start, end in bounds)
     if _start_method() == "fork":

@@ -36,7 +36,7 @@ from flatten.content import Unreadable, decode, looks_minified, read_snapshot
 from flatten.errors import NothingToFlatten, UsageError
 from flatten.hashing import sha256_hex
 from flatten.options import FlattenOptions
-from flatten.parallel import MIN_ITEMS_FOR_PROCESSES, in_background, ordered_chunks
+from flatten.parallel import in_background, ordered_chunks, uses_processes
 from flatten.record import PROFILES, Provenance, Record, encode_line, new_record
 from flatten.report import RunReport
 from flatten.secrets import REDACTION_MARK, redact
@@ -295,7 +295,7 @@ def flatten_tree(
     report.files_total = len(jobs)
 
     tree = _Tree(options, provenance, repo_prefix, encode_as, uuid.uuid4().hex)
-    if len(jobs) >= MIN_ITEMS_FOR_PROCESSES:
+    if uses_processes(len(jobs), options.workers):
         _preload_for_workers()
     for batch in ordered_chunks(partial(process_files, tree), jobs, workers=options.workers):
         report.files_done += batch.files

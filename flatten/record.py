@@ -467,7 +467,7 @@ def new_record(**fields: Any) -> Record:
 
 # A `\uD800`-`\uDFFF` escape: the only way a lone surrogate gets into parsed JSON (UTF-8 itself
 # cannot carry one), so only lines holding one are checked for it.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 # orjson reads a line about three times faster than json, to the same value, except integers
@@ -528,7 +528,7 @@ def json_value(line: bytes) -> Any:
         raise Malformed("JSON nested too deeply") from None
     except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
         raise Malformed(f"bad JSON: {exc}") from None
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text):  # `in` first: most lines have no escape
+    if "\\u" in text and SURROGATE_ESCAPE.search(text):  # `in` first: most lines have no escape
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:

@@ -32,3 +32,13 @@ def one_line(text: str) -> str:
 def as_written(shown: str) -> str:
     """`one_line`'s escapes read back as the characters."""
     return _SHOWN.sub(lambda m: _READ_BACK[m.group()], shown)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: False when it holds a lone surrogate (a name's
+    undecodable byte, held as a surrogate escape, or a `\\ud800` read from JSON)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

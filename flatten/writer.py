@@ -172,22 +172,23 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> list[s
     now = time.time() if now is None else now
     removed: list[str] = []
     try:
-        entries = [e for e in os.scandir(directory) if temporary_writer(e.name) is not None]
+        found = [(e.path, pid) for e in os.scandir(directory)
+                 if (pid := temporary_writer(e.name)) is not None]  # fmt: skip
     except OSError:
         return removed
-    for entry in entries:
+    for path, pid in found:
         try:
-            if _remove_if_stale(entry.path, temporary_writer(entry.name), now):
-                removed.append(entry.path)
+            if _remove_if_stale(path, pid, now):
+                removed.append(path)
         except (OSError, ValueError, OverflowError):  # left as it is: no sweep fails a run
             continue
     return removed
 
 
-def _remove_if_stale(path: str, pid: int | None, now: float) -> bool:
+def _remove_if_stale(path: str, pid: int, now: float) -> bool:
     """Remove `path` (named as a temporary file of `pid`) if its writer is surely gone; an
     OSError (gone already, not ours to read, a folder that allows no removal) leaves it."""
-    if pid is None or may_run(pid):
+    if may_run(pid):
         return False
     named = os.lstat(path)
     if not stat.S_ISREG(named.st_mode):  # a link, FIFO or device is not opened at all

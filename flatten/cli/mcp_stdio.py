@@ -41,6 +41,9 @@ from mcp_types import (
     jsonrpc_message_adapter,
 )
 
+from flatten.record import SURROGATE_ESCAPE
+from flatten.shown import is_utf8
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
@@ -140,7 +143,7 @@ def _request_id(envelope: Any) -> RequestId | None:
     found = envelope.get("id") if isinstance(envelope, dict) else None
     if isinstance(found, bool) or not isinstance(found, int | str):
         return None  # undeterminable: JSON-RPC answers such a request with id null
-    if isinstance(found, str) and not _encodable(found):
+    if isinstance(found, str) and not is_utf8(found):
         return None  # a lone surrogate in the id itself: it cannot be written back
     return found
 
@@ -155,14 +158,12 @@ def _request_without_id(message: Any) -> bool:
 # The SDK's parser (jiter) refuses nesting past 255 levels and numbers it cannot hold: lines
 # that are JSON all the same, so their id, when they have one, is worth finding.
 _PARSER_LIMITS = ("recursion limit exceeded", "number out of range")
-# A `\uD800`-`\uDFFF` escape (flatten.record reads JSONL lines the same way).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _lone_surrogate(line: str) -> JSONRPCError | bool | None:
     """The refusal of a message holding a lone surrogate (False: a notification, unanswered),
     or None when the line holds none, or is no JSON the standard library reads either."""
-    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+    if "\\u" not in line or not SURROGATE_ESCAPE.search(line):
         return None
     try:
         value = json.loads(line)
@@ -190,25 +191,17 @@ def _surrogate_path(value: Any) -> str | None:
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):
-            if not _encodable(item):
+            if not is_utf8(item):
                 return where or "the message"
         elif isinstance(item, dict):
             for key, child in reversed(item.items()):
-                if not _encodable(key):
+                if not is_utf8(key):
                     escaped = json.dumps(key)[1:-1][:SHOWN_CHARS]  # the surrogate as \\udXXX
                     return f"{where}.{escaped}".lstrip(".") + " (a key)"
                 stack.append((f"{where}.{_shown(key)}".lstrip("."), child))
         elif isinstance(item, list):
             stack.extend((f"{where}[{n}]", child) for n, child in reversed(list(enumerate(item))))
     return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # JSON strings and brackets: enough to follow a line's nesting without parsing it.

@@ -63,13 +63,10 @@ ON_DISK = frozenset({"store_dir", "paths", "repo", "subdir"})
 def undecodable(value: str) -> str | None:
     """`value` as the index spells such a name (`flatten.sources.base.escape_name`: each byte
     that is not UTF-8 as `\\xNN`) if it holds such a byte, else None."""
+    from flatten.shown import is_utf8
     from flatten.sources.base import escape_name
 
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return escape_name(value)
-    return None
+    return None if is_utf8(value) else escape_name(value)
 
 
 def read_config(path: Path | None) -> dict[str, Any]:

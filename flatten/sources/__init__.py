@@ -14,7 +14,6 @@ _EXPORTS = {
     "Candidate": "flatten.sources.base",
     "Skip": "flatten.sources.base",
     "WorkTree": "flatten.sources.local",
-    "git_provenance": "flatten.sources.local",
     "list_tree": "flatten.sources.local",
     "resolve_root": "flatten.sources.local",
     "work_tree": "flatten.sources.local",
@@ -29,7 +28,6 @@ __all__ = [
     "Skip",
     "WorkTree",
     "clone",
-    "git_provenance",
     "list_tree",
     "resolve_root",
     "validate_subdir",
@@ -40,5 +38,5 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, eagerly
     from flatten.sources.base import Candidate, Skip
-    from flatten.sources.local import WorkTree, git_provenance, list_tree, resolve_root, work_tree
+    from flatten.sources.local import WorkTree, list_tree, resolve_root, work_tree
     from flatten.sources.repo import Checkout, clone, validate_subdir

@@ -29,6 +29,7 @@ from flatten.classify import NOISE_DIRS, noise_dir, path_skip_reason
 from flatten.content import Unreadable, read_snapshot
 from flatten.errors import SourceError
 from flatten.record import Provenance
+from flatten.shown import is_utf8
 from flatten.sources.base import Candidate, Skip, escape_name
 from flatten.sources.gitcmd import git_available, run_git, run_git_all, strip_credentials
 from flatten.writer import temporary_writer
@@ -209,13 +210,6 @@ def work_tree(root: Path) -> WorkTree | None:
     return WorkTree(provenance, escape_name(prefix), changed)
 
 
-def git_provenance(root: Path) -> Provenance:
-    """The commit, branch and origin of a work tree (credentials stripped), or nothing: what
-    `work_tree` finds, status and all."""
-    found = work_tree(root)
-    return found.provenance if found is not None else Provenance()
-
-
 def _read_status(out: bytes, prefix: str) -> tuple[str | None, str | None, Changed]:
     """The commit, the branch (None when detached) and what differs below `prefix`, from
     `git status --porcelain=v2 --branch -z` (entries end with NUL; paths are raw)."""
@@ -247,11 +241,7 @@ def _read_status(out: bytes, prefix: str) -> tuple[str | None, str | None, Chang
 def _utf8(value: str) -> str | None:
     """`value` (decoded with surrogateescape) when it is text, None when it is not: a branch or
     URL that is not UTF-8 is left out of the record rather than break it (the commit pins)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value or None
+    return value if value and is_utf8(value) else None
 
 
 def _git_listing(root: Path) -> list[str] | None:
