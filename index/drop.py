@@ -10,7 +10,7 @@ import time
 from flatten.errors import UsageError
 from flatten.shown import one_line
 from index.loader import LoadReport, check_corpus_name, delete_document
-from index.store import Store, compact_if_sparse
+from index.store import Store
 from index.textindex import text_index
 
 
@@ -45,6 +45,6 @@ def drop_corpus(store: Store, corpus: str) -> LoadReport:
         if finish is not None:
             finish(corpus_id)
         db.execute("DELETE FROM corpora WHERE id = ?", (corpus_id,))
-    report.compacted = compact_if_sparse(store)
+    report.compacted = store.compact()
     report.seconds = time.perf_counter() - started
     return report

@@ -57,7 +57,7 @@ from flatten.record import (
 from index.corpus_source import adopt_source
 from index.paths import document_fields, locale_of
 from index.snapshot import DEFAULT_LIMIT, RemovalLimit
-from index.store import Compaction, Store, compact_if_sparse, new_ids
+from index.store import Compaction, Store, new_ids
 from index.text import derived_parts
 from index.textindex import ChunkText, DocumentText, text_index
 
@@ -248,7 +248,7 @@ def load_files(
                 load.finish(partial or report.partial is not None, max_delete)
             finally:
                 load.writer.close()  # before the transaction ends, however it ends
-    report.compacted = compact_if_sparse(store)  # committed: a snapshot may have freed most
+    report.compacted = store.compact()  # committed: a snapshot may have freed most
     report.seconds = time.perf_counter() - started
     return report
 

@@ -205,7 +205,7 @@ def m007_cjk_parts(db: sqlite3.Connection) -> None:
     db.executemany("UPDATE chunks_fts SET parts = ? WHERE rowid = ?", changed)
 
 
-def m008_no_chunk_hash_index(db: sqlite3.Connection) -> None:
+def m008_no_chunk_hash_index(db: Any) -> None:  # either store: the same statement
     """The index on `chunks.hash` goes: no query looks a chunk up by its hash (a document's
     fingerprint says what changed), and keeping it cost every load a B-tree insert per chunk
     (0.4 s of 100k slices, on the path every statement waits for) and 8 MB a 100k store."""

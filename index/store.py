@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from flatten import __version__
 from flatten.userinfo import strip_credentials
@@ -293,13 +292,6 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def compact_if_sparse(store: Any) -> Compaction | None:
-    """`Store.compact` after a load or a drop has committed. A PostgreSQL store has none:
-    autovacuum gives its dead rows' space back to the tables on its own."""
-    compact = getattr(store, "compact", None)
-    return compact() if compact is not None else None
 
 
 # What SQLite reports when the file, its folder or the disk fails us (not a bug of ours).

@@ -154,7 +154,8 @@ def derived_parts(title: str, section: str, symbol: str, body: str) -> str:
     """A chunk's `parts` column: the identifier parts of its title, symbol and body, and the
     CJK bigrams of all four. The one derivation the loader and the migrations share."""
     parts = identifier_parts(" ".join((title, symbol, body)))
-    cjk = cjk_parts("\n".join((title, section, symbol, body)))
+    # Each field on its own (a token never spans two): no second copy of the body per chunk.
+    cjk = " ".join(p for p in map(cjk_parts, (title, section, symbol, body)) if p)
     return f"{parts} {cjk}" if parts and cjk else parts or cjk
 
 

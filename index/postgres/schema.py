@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from index.schema import READ_AS_IF, apply
+from index.schema import READ_AS_IF, apply, m008_no_chunk_hash_index
 
 T = 'TEXT COLLATE "C"'
 
@@ -156,12 +156,6 @@ def m007_cjk_parts(db: Any) -> None:
         text.finish_load(corpus_id)  # type: ignore[attr-defined]
 
 
-def m008_no_chunk_hash_index(db: Any) -> None:
-    """SQLite's m008 (`index.schema.m008_no_chunk_hash_index`): no query looks a chunk up by
-    its hash."""
-    db.execute("DROP INDEX IF EXISTS chunks_hash")
-
-
 MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m001_lexical", m001_lexical),
     ("m002_vectors", m002_vectors),
@@ -170,7 +164,7 @@ MIGRATIONS: list[tuple[str, Callable[[Any], None]]] = [
     ("m005_document_fields", m005_document_fields),
     ("m006_corpus_source", m006_corpus_source),
     ("m007_cjk_parts", m007_cjk_parts),
-    ("m008_no_chunk_hash_index", m008_no_chunk_hash_index),
+    ("m008_no_chunk_hash_index", m008_no_chunk_hash_index),  # the same statement
 ]
 
 

@@ -158,6 +158,11 @@ class PostgresStore:
     def fault(self, error: Exception, *, writing: bool) -> StoreError:
         return store_fault(error, self.location, writing=writing)
 
+    def compact(self) -> None:
+        """Nothing to do after a load or a drop (`Store.compact` on SQLite): autovacuum gives
+        dead rows' space back to the tables on its own."""
+        return None
+
     def close(self) -> None:
         self.db.close()
 
